@@ -1,0 +1,1 @@
+"""Generating what students receive from the reference solutions."""

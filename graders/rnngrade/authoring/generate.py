@@ -1,0 +1,169 @@
+"""Everything generated from a lab's reference: the student stub, the public test vectors and the
+sample submissions (the reference and the stub as a folder, a notebook and a zip).
+
+``rnngrade generate`` writes them; ``stale_files`` tells which committed files are out of date
+(a test fails on those).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import io
+import stat
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rnngrade.authoring.notebooks import module_to_notebook, notebook_bytes
+from rnngrade.authoring.stubs import make_stub
+from rnngrade.checks.seeding import seed_everything
+from rnngrade.checks.vectors import PublicVectors, dump_vectors
+from rnngrade.diagnosis.mutants import load_source_as_module, strip_markers
+from rnngrade.labs import Lab
+from rnngrade.paths import course_root
+
+
+@dataclass
+class Generated:
+    path: Path
+    content: bytes
+    kind: str  # "stub" | "vectors" | "sample"
+
+
+def stub_for(lab: Lab, root: Path | None = None) -> Generated:
+    root = root or course_root()
+    source = lab.solution_path(root).read_text(encoding="utf-8")
+    test_path = f"assignments/{lab.name}"
+    return Generated(lab.stub_path(root), make_stub(source, test_path).encode(), "stub")
+
+
+def _load_cases(lab: Lab, root: Path) -> dict[str, tuple]:
+    path = root / "solutions" / lab.name / "public_cases.py"
+    if not path.exists():
+        return {}
+    spec = importlib.util.spec_from_file_location(f"_public_cases_{lab.name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    seed_everything(0)
+    spec.loader.exec_module(module)
+    return dict(module.CASES)
+
+
+def vectors_for(lab: Lab, root: Path | None = None) -> Generated | None:
+    root = root or course_root()
+    cases = _load_cases(lab, root)
+    if not cases:
+        return None
+    source = strip_markers(lab.solution_path(root).read_text(encoding="utf-8"))
+    reference = load_source_as_module(source, f"_generate_{lab.name}")
+    stored: dict[str, dict[str, Any]] = {}
+    for name, spec in cases.items():
+        function, args = spec[0], tuple(spec[1])
+        seed_everything(0)
+        if callable(function):  # a chain such as backward-of-forward: function(module, *args)
+            outputs = function(reference, *copy.deepcopy(args))
+            function = function.__name__
+        else:
+            outputs = getattr(reference, function)(*copy.deepcopy(args))
+        if len(spec) > 2:
+            outputs = tuple(outputs[i] for i in spec[2])
+        stored[name] = {"function": function, "args": args, "outputs": _detach(outputs)}
+    return Generated(lab.public_fixture_path(root), dump_vectors(stored), "vectors")
+
+
+def _detach(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return type(value)(_detach(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _detach(v) for k, v in value.items()}
+    if hasattr(value, "detach") and type(value).__module__.startswith("torch"):
+        return value.detach()
+    return value
+
+
+def sample_submissions(lab: Lab, root: Path | None = None) -> list[Generated]:
+    """The reference and the stub as sample submissions: a folder each, a notebook, a zip."""
+    root = root or course_root()
+    folder = root / "fixtures" / "submissions" / lab.name
+    reference = strip_markers(lab.solution_path(root).read_text(encoding="utf-8")).encode()
+    notebook = module_to_notebook(reference.decode(), f"{lab.name} — reference solution")
+    return [
+        Generated(folder / "reference" / lab.filename, reference, "sample"),
+        Generated(folder / "stub" / lab.filename, stub_for(lab, root).content, "sample"),
+        Generated(folder / f"reference_{lab.name}.ipynb", notebook_bytes(notebook), "sample"),
+        Generated(folder / "reference.zip", _zip({f"{lab.name}/{lab.filename}": reference}),
+                  "sample"),
+    ]
+
+
+def _zip(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, data in sorted(files.items()):
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = (stat.S_IFREG | 0o644) << 16
+            zf.writestr(info, data)
+    return buffer.getvalue()
+
+
+def generated_files(lab: Lab, root: Path | None = None) -> list[Generated]:
+    items = [stub_for(lab, root)]
+    vectors = vectors_for(lab, root)
+    if vectors is not None:
+        items.append(vectors)
+    return items + sample_submissions(lab, root)
+
+
+def write_generated(lab: Lab, root: Path | None = None) -> list[Path]:
+    written = []
+    for item in generated_files(lab, root):
+        item.path.parent.mkdir(parents=True, exist_ok=True)
+        if not item.path.exists() or item.path.read_bytes() != item.content:
+            item.path.write_bytes(item.content)
+            written.append(item.path)
+    return written
+
+
+def stale_files(lab: Lab, root: Path | None = None) -> list[str]:
+    """Generated files that are missing or differ from what the reference produces now."""
+    problems = []
+    for item in generated_files(lab, root):
+        if not item.path.exists():
+            problems.append(f"{item.path} is missing")
+        elif item.kind == "vectors":
+            if not _same_vectors(item.path, item.content):
+                problems.append(f"{item.path} differs from the vectors the reference computes")
+        elif item.path.read_bytes() != item.content:
+            problems.append(f"{item.path} differs from what the reference generates")
+    return problems
+
+
+def _same_vectors(path: Path, content: bytes) -> bool:
+    with tempfile.NamedTemporaryFile(suffix=".npz") as tmp:
+        tmp.write(content)
+        tmp.flush()
+        fresh = PublicVectors(Path(tmp.name))
+        committed = PublicVectors(path)
+        if fresh.names() != committed.names():
+            return False
+        return all(_same(fresh.case(n).__dict__, committed.case(n).__dict__) for n in fresh.names())
+
+
+def _same(a: Any, b: Any) -> bool:
+    # Vectors computed on another machine may differ in the last bits (BLAS summation order).
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, tuple | list) and isinstance(b, tuple | list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if hasattr(a, "detach"):
+        a, b = a.detach().numpy(), b.detach().numpy()
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return a.shape == b.shape and a.dtype == b.dtype and bool(
+            np.allclose(a, b, rtol=1e-12, atol=1e-14, equal_nan=True))
+    return a == b

@@ -1,0 +1,251 @@
+"""Comparing a student's value with the expected one, and saying what differs, where, how much.
+
+Messages follow ``numpy.testing``: the check's name, shapes and dtypes, how many entries are off,
+the size and place of the largest error and the tolerance with its reason. Hidden checks never
+print expected values (``reveal=False``); public checks, whose vectors the student has anyway, do.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from rnngrade.checks.tolerance import Tolerance, numpy_dtype
+
+UNFINISHED = "returns None — looks unfinished (is there still a `None` placeholder?)"
+
+
+@dataclass
+class Comparison:
+    """The outcome of comparing one value with its expected value."""
+
+    name: str
+    tolerance: Tolerance
+    ok: bool = True
+    problem: str = ""  # "", "type", "none", "shape", "dtype", "device", "nonfinite", "values"
+    detail: str = ""
+    shape: tuple[int, ...] | None = None
+    expected_shape: tuple[int, ...] | None = None
+    dtype: str = ""
+    expected_dtype: str = ""
+    max_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+    worst_index: tuple[int, ...] = ()
+    n_bad: int = 0
+    n_total: int = 0
+    ratio: float = 0.0  # max |a−e| / (atol + rtol·|e|); the check passes when ratio ≤ 1
+    revealed: str = ""  # got/expected at the worst index, only for public checks
+
+    def message(self) -> str:
+        if self.ok:
+            return f"{self.name}: ok"
+        if self.problem != "values":
+            return f"{self.name}: {self.detail}"
+        share = 100.0 * self.n_bad / max(self.n_total, 1)
+        where = _index(self.worst_index)
+        lines = [
+            f"{self.name}: values differ beyond tolerance",
+            f"  shape {self.shape}, dtype {self.dtype}",
+            f"  {self.n_bad} of {self.n_total} entries ({share:.1f}%) are off; "
+            f"tolerance {self.tolerance}",
+            f"  largest error {self.max_abs_error:.3g} at {where}"
+            f" (relative {self.max_rel_error:.3g})",
+        ]
+        if self.revealed:
+            lines.append(f"  at {where}: {self.revealed}")
+        return "\n".join(lines)
+
+
+class CheckFailure(AssertionError):
+    """A check failed. Carries the comparisons and, in the grader, a diagnosis and a hint."""
+
+    def __init__(self, message: str, comparisons: list[Comparison] | None = None,
+                 diagnosis: list[str] | None = None, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.comparisons = comparisons or []
+        self.diagnosis = diagnosis or []
+        self.hint = hint
+
+    def __str__(self) -> str:
+        parts = [self.message]
+        parts += [f"diagnosis: {d}" for d in self.diagnosis]
+        if self.hint:
+            parts.append(f"hint: {self.hint}")
+        return "\n".join(parts)
+
+
+def _index(index: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(i) for i in index) + "]" if index else "[]"
+
+
+def to_numpy(value: object) -> np.ndarray | None:
+    """An array or tensor (any device) as a NumPy array, a number as a 0-d array; else None."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, np.generic | int | float | complex) and not isinstance(value, bool):
+        return np.asarray(value)
+    if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
+        tensor = value.detach()
+        if str(tensor.dtype) == "torch.bfloat16":
+            tensor = tensor.float()
+        if tensor.device.type == "meta":
+            return None
+        return tensor.cpu().numpy()
+    return None
+
+
+def _is_tensor(value: object) -> bool:
+    return type(value).__module__.startswith("torch") and hasattr(value, "detach")
+
+
+def compare(actual: object, expected: object, tol: Tolerance, name: str, *,
+            dtype: np.dtype | str | None = None, reveal: bool = False) -> Comparison:
+    """Compare ``actual`` with ``expected`` (arrays, tensors or numbers).
+
+    dtype: the precision the result must have at least (float64 inputs ⇒ a float64 result).
+        None checks only the kind (float, complex, int, bool).
+    reveal: include got/expected values at the worst index (public checks only).
+    """
+    result = Comparison(name=name, tolerance=tol)
+    expected_array = to_numpy(expected)
+    if expected_array is None:
+        raise TypeError(f"{name}: expected value of type {type(expected).__name__} is not an array")
+    result.expected_shape = tuple(expected_array.shape)
+    result.expected_dtype = str(expected_array.dtype)
+    if actual is None:
+        return _fail(result, "none", UNFINISHED)
+    if _is_tensor(expected) and not _is_tensor(actual):
+        return _fail(result, "type", f"expected a torch tensor, got {_describe(actual)}")
+    if _is_tensor(expected) and _is_tensor(actual):
+        got_device, want_device = actual.device.type, expected.device.type  # type: ignore[attr-defined]
+        if got_device != want_device:
+            return _fail(result, "device", f"result is on {got_device}, expected on {want_device}"
+                         " (compute on the device of the inputs)")
+        if actual.is_complex() != expected.is_complex():  # type: ignore[attr-defined]
+            return _fail(result, "dtype", f"dtype {actual.dtype}, expected {expected.dtype}")
+    actual_array = to_numpy(actual)
+    if actual_array is None:
+        kind = "a torch tensor" if _is_tensor(expected) else "a NumPy array"
+        return _fail(result, "type", f"expected {kind}, got {_describe(actual)}")
+    result.shape = tuple(actual_array.shape)
+    result.dtype = str(actual_array.dtype)
+    if result.shape != result.expected_shape:
+        return _fail(result, "shape", f"shape {result.shape}, expected {result.expected_shape}")
+    problem = _dtype_problem(actual_array.dtype, expected_array.dtype, dtype)
+    if problem:
+        return _fail(result, "dtype", problem)
+    return _compare_values(result, actual_array, expected_array, tol, reveal)
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, tuple | list):
+        return f"a {type(value).__name__} of {len(value)} items"
+    return f"a value of type {type(value).__name__}"
+
+
+def _dtype_problem(got: np.dtype, want: np.dtype, required: np.dtype | str | None) -> str:
+    if got.kind == "O":
+        return "dtype object: build a numeric array (np.array of numbers, not of arrays)"
+    if want.kind in "fc" and got.kind not in "fc":
+        return f"dtype {got}, expected a floating-point result ({want}); integer arithmetic?"
+    if want.kind == "c" and got.kind != "c":
+        return f"dtype {got}, expected a complex result"
+    if want.kind in "iub" and got.kind not in "iub":
+        return f"dtype {got}, expected integers or booleans ({want})"
+    if required is not None:
+        need = np.dtype(required)
+        if need.kind in "fc" and got.kind in "fc" and _real_size(got) < _real_size(need):
+            return (f"dtype {got}, expected {need}: the inputs are {need}, so compute in {need} "
+                    f"(does something create an array without dtype=... or cast it down?)")
+    return ""
+
+
+def _real_size(dtype: np.dtype) -> int:
+    return dtype.itemsize // 2 if dtype.kind == "c" else dtype.itemsize
+
+
+def _fail(result: Comparison, problem: str, detail: str) -> Comparison:
+    result.ok = False
+    result.problem = problem
+    result.detail = detail
+    result.ratio = math.inf
+    return result
+
+
+def _compare_values(result: Comparison, got: np.ndarray, want: np.ndarray, tol: Tolerance,
+                    reveal: bool) -> Comparison:
+    result.n_total = int(want.size)
+    if want.size == 0:
+        return result
+    wide = np.clongdouble if (got.dtype.kind == "c" or want.dtype.kind == "c") else np.longdouble
+    g = got.astype(wide)
+    w = want.astype(wide)
+    with np.errstate(invalid="ignore", over="ignore"):
+        error = np.abs(g - w).astype(np.float64)
+    scale = np.abs(w).astype(np.float64)
+    got_finite = np.isfinite(got)
+    want_finite = np.isfinite(want)
+    # Non-finite entries must match exactly (nan where nan, +inf where +inf).
+    same_nonfinite = ~want_finite & ~got_finite & ((got == want) | (np.isnan(got) & np.isnan(want)))
+    error = np.where(want_finite & got_finite, error, np.where(same_nonfinite, 0.0, np.inf))
+    allowed = tol.atol + tol.rtol * np.where(want_finite, scale, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(error == 0, 0.0, error / allowed)
+        relative = np.where(error == 0, 0.0, error / np.maximum(scale, 1e-300))
+    bad = ratio > 1.0
+    result.n_bad = int(bad.sum())
+    result.ratio = float(ratio.max())
+    flat = int(np.argmax(ratio))
+    result.worst_index = tuple(int(i) for i in np.unravel_index(flat, want.shape))
+    result.max_abs_error = float(error.reshape(-1)[flat])
+    result.max_rel_error = float(np.max(relative))
+    if result.n_bad == 0:
+        return result
+    result.ok = False
+    nonfinite = ~got_finite & want_finite
+    if nonfinite.any():
+        first = tuple(int(i) for i in np.argwhere(nonfinite)[0])
+        result.problem = "nonfinite"
+        result.detail = (f"{int(nonfinite.sum())} of {want.size} entries are NaN or inf where a "
+                         f"finite value is expected (first at {_index(first)}); look for an "
+                         "overflowing exp, a log of 0 or a division by 0")
+        return result
+    result.problem = "values"
+    if reveal:
+        index = result.worst_index
+        result.revealed = f"got {got[index].item()!r}, expected {want[index].item()!r}"
+    return result
+
+
+def assert_close(actual: object, expected: object, tol: Tolerance, name: str, *,
+                 dtype: np.dtype | str | None = None, reveal: bool = True) -> Comparison:
+    """Raise CheckFailure unless ``actual`` matches ``expected``; return the comparison."""
+    comparison = compare(actual, expected, tol, name, dtype=dtype, reveal=reveal)
+    if not comparison.ok:
+        raise CheckFailure(comparison.message(), [comparison])
+    return comparison
+
+
+def expected_dtype_of(*inputs: object) -> np.dtype | None:
+    """The least precise float dtype among the inputs: what a result computed from them needs."""
+    found: list[np.dtype] = []
+    for value in inputs:
+        _collect(value, found)
+    floats = [d for d in found if d.kind in "fc"]
+    return min(floats, key=_real_size) if floats else None
+
+
+def _collect(value: object, found: list[np.dtype]) -> None:
+    if isinstance(value, dict):
+        for item in value.values():
+            _collect(item, found)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _collect(item, found)
+    else:
+        dtype = numpy_dtype(value)
+        if dtype is not None:
+            found.append(dtype)

@@ -1,0 +1,158 @@
+"""The pytest plugin behind ``pytest assignments/labN``: the ``student`` fixture, short failure
+messages instead of tracebacks, per-test seeding, and the closing points summary.
+
+A public test module names the file it tests with ``STUDENT_MODULE = "rnn"``; the ``student``
+fixture loads that file from the test's folder and calls it in this process, so ``pdb`` works. In
+the grader the same fixture returns a proxy for the submission under grading instead.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rnngrade.checks.compare import CheckFailure
+from rnngrade.checks.seeding import seed_everything, seed_from_name
+from rnngrade.checks.vectors import PublicVectors
+from rnngrade.runner.base import NOT_IMPLEMENTED, StudentError
+from rnngrade.runner.inprocess import InProcessRunner
+from rnngrade.runner.proxy import ModuleProxy
+
+# Set by the grader: a function of the fixture request returning the student's ModuleProxy, or
+# None to fall back to the module next to the test (public tests).
+STUDENT_PROVIDER = pytest.StashKey[Callable[[pytest.FixtureRequest], ModuleProxy | None]]()
+POINTS = pytest.StashKey[dict]()
+_ITEM_POINTS = pytest.StashKey[dict]()
+FAILURE_KEY = "rnngrade_failure"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "points(n): points this public test is worth")
+    config.addinivalue_line("markers", "cuda: needs a CUDA device")
+    config.stash[POINTS] = defaultdict(lambda: [0.0, 0.0])
+
+
+def lab_of(path: Path) -> str:
+    """The lab a test file belongs to: the nearest ``labN`` folder above it."""
+    for part in reversed(path.parts[:-1]):
+        if part.startswith("lab") and part[3:].isdigit():
+            return part
+    return path.parent.name
+
+
+def _local_student(request: pytest.FixtureRequest) -> ModuleProxy:
+    module_name = getattr(request.module, "STUDENT_MODULE", None)
+    if module_name is None:
+        raise pytest.UsageError(f"{request.path}: set STUDENT_MODULE = '<file name without .py>'")
+    path = Path(request.path).parent / f"{module_name}.py"
+    source = path.read_text(encoding="utf-8")
+    return ModuleProxy(InProcessRunner.from_source(source, str(path), capture=False))
+
+
+@pytest.fixture(scope="module")
+def student(request: pytest.FixtureRequest) -> ModuleProxy:
+    """The student's module, called through the runner the grader chose (in-process here)."""
+    provider = request.config.stash.get(STUDENT_PROVIDER, None)
+    proxy = provider(request) if provider is not None else None
+    return proxy if proxy is not None else _local_student(request)
+
+
+def find_course_root(start: Path) -> Path:
+    for parent in [start, *start.parents]:
+        if (parent / "fixtures" / "public").is_dir():
+            return parent
+    raise FileNotFoundError(f"no fixtures/public folder above {start}")
+
+
+@pytest.fixture(scope="module")
+def vectors(request: pytest.FixtureRequest) -> PublicVectors:
+    """The public test vectors of this test's lab."""
+    path = Path(request.path)
+    return PublicVectors(find_course_root(path.parent) / "fixtures" / "public"
+                         / f"{lab_of(path)}.npz")
+
+
+@pytest.fixture(autouse=True)
+def _seeded(request: pytest.FixtureRequest) -> None:
+    """Every test starts from seeds derived from its own id: same numbers on every run."""
+    seed_everything(seed_from_name(request.node.nodeid.split("::", 1)[-1]))
+
+
+@pytest.fixture
+def rng(request: pytest.FixtureRequest):
+    """A NumPy Generator seeded from the test's id."""
+    import numpy as np
+
+    return np.random.default_rng(seed_from_name(request.node.nodeid.split("::", 1)[-1]))
+
+
+def short_failure(exc: BaseException) -> dict[str, Any] | None:
+    """A student-facing summary of a failure, or None for failures that are the harness's own."""
+    if isinstance(exc, CheckFailure):
+        return {"kind": "check", "message": exc.message, "diagnosis": list(exc.diagnosis),
+                "hint": exc.hint}
+    if isinstance(exc, StudentError):
+        message = exc.message
+        if exc.kind == NOT_IMPLEMENTED:
+            message = f"not implemented yet: {exc.function or message}"
+        elif exc.function and exc.function not in message:
+            message = f"{exc.function} raised {message}"
+        return {"kind": exc.kind, "message": message, "diagnosis": [], "hint": ""}
+    if isinstance(exc, NotImplementedError):
+        return {"kind": NOT_IMPLEMENTED, "message": f"not implemented yet: {exc}",
+                "diagnosis": [], "hint": ""}
+    return None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is None:
+        return
+    summary = short_failure(call.excinfo.value)
+    if summary is None:
+        return
+    report.user_properties.append((FAILURE_KEY, summary))
+    text = summary["message"]
+    text += "".join(f"\ndiagnosis: {d}" for d in summary["diagnosis"])
+    if summary["hint"]:
+        text += f"\nhint: {summary['hint']}"
+    report.longrepr = text
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    totals = config.stash[POINTS]
+    config.stash[_ITEM_POINTS] = {}
+    for item in items:
+        marker = item.get_closest_marker("points")
+        if marker is None:
+            continue
+        lab = lab_of(Path(item.path))
+        config.stash[_ITEM_POINTS][item.nodeid] = (lab, float(marker.args[0]))
+        totals[lab][1] += float(marker.args[0])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
+    item_points = config.stash.get(_ITEM_POINTS, {})
+    if report.when == "call" and report.passed and report.nodeid in item_points:
+        lab, points = item_points[report.nodeid]
+        config.stash[POINTS][lab][0] += points
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    totals = config.stash.get(POINTS, {})
+    for lab, (earned, possible) in sorted(totals.items()):
+        if possible:
+            terminalreporter.write_line(f"{lab}: {_fmt(earned)}/{_fmt(possible)} public points",
+                                        bold=True)
+
+
+def _fmt(value: float) -> str:
+    return str(int(value)) if value == int(value) else f"{value:.1f}"

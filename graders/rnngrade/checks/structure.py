@@ -1,0 +1,99 @@
+"""Comparing nested results (tuples, lists, dicts of arrays and numbers) leaf by leaf."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rnngrade.checks.compare import CheckFailure, Comparison, compare, expected_dtype_of
+from rnngrade.checks.tolerance import EXACT, Tolerance, tolerance_for
+
+
+def flatten(value: Any, name: str, names: tuple[str, ...] | None = None) -> list[tuple[str, Any]]:
+    """Leaves of a result with readable names: ``a_next``, ``grads['dWax']``, ``beams[0][1]``."""
+    if isinstance(value, tuple | list) and not _is_number_list(value):
+        leaves: list[tuple[str, Any]] = []
+        for i, item in enumerate(value):
+            label = names[i] if names and i < len(names) else f"{name}[{i}]"
+            leaves += flatten(item, label)
+        return leaves
+    if isinstance(value, dict):
+        return [leaf for key in value for leaf in flatten(value[key], f"{name}[{key!r}]")]
+    return [(name, value)]
+
+
+def _is_number_list(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool)
+        for v in value)
+
+
+def compare_tree(got: Any, want: Any, tol: Tolerance, name: str,
+                 names: tuple[str, ...] | None, required: Any,
+                 reveal: bool = False) -> list[Comparison]:
+    """Compare two results structurally, leaf by leaf."""
+    if isinstance(want, tuple | list) and not _is_number_list(want):
+        if not isinstance(got, tuple | list) or _is_number_list(got):
+            return [_structure(name, f"expected a {type(want).__name__} of {len(want)} items, "
+                                     f"got {_kind(got)}", tol)]
+        if len(got) != len(want):
+            return [_structure(name, f"returns {len(got)} items, expected {len(want)}", tol)]
+        out: list[Comparison] = []
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            label = names[i] if names and i < len(names) else f"{name}[{i}]"
+            out += compare_tree(g, w, tol, label, None, required, reveal)
+        return out
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            return [_structure(name, f"expected a dict with keys {sorted(want)}, got "
+                                     f"{_kind(got)}", tol)]
+        out = []
+        missing = [k for k in want if k not in got]
+        if missing:
+            out.append(_structure(name, f"missing key(s) {missing}", tol))
+        for key in want:
+            if key in got:
+                out += compare_tree(got[key], want[key], tol, f"{name}[{key!r}]", None, required,
+                                    reveal)
+        return out
+    if _is_number_list(want) or isinstance(want, int | np.integer) and not isinstance(want, bool):
+        if _is_number_list(want) and isinstance(got, list | tuple) and _is_number_list(list(got)):
+            got = list(got)
+        leaf_tol = EXACT if all(isinstance(v, int | np.integer) for v in
+                                (want if isinstance(want, list) else [want])) else tol
+        return [compare(np.asarray(got) if isinstance(got, list) else got,
+                        np.asarray(want), leaf_tol, name, reveal=reveal)]
+    if isinstance(want, bool | str) or want is None:
+        ok = type(got) is type(want) and got == want
+        comparison = Comparison(name, EXACT, ok=ok)
+        if not ok:
+            comparison.problem = "type"
+            comparison.detail = "wrong value" if type(got) is type(want) else (
+                f"expected a {type(want).__name__}, got {_kind(got)}")
+            comparison.ratio = float("inf")
+        return [comparison]
+    return [compare(got, want, tol, name, dtype=required, reveal=reveal)]
+
+
+def _structure(name: str, detail: str, tol: Tolerance) -> Comparison:
+    return Comparison(name, tol, ok=False, problem="structure", detail=detail, ratio=float("inf"))
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "None — looks unfinished"
+    if isinstance(value, tuple | list):
+        return f"a {type(value).__name__} of {len(value)} items"
+    return f"a {type(value).__name__}"
+
+
+def assert_outputs(got: Any, want: Any, name: str, *, names: tuple[str, ...] | None = None,
+                   tol: Tolerance | None = None, inputs: tuple = (), reveal: bool = True) -> None:
+    """Public-test assertion: ``got`` matches ``want`` leaf by leaf, else CheckFailure naming
+    every leaf that differs (tolerance from the inputs' dtype unless given)."""
+    tol = tol or tolerance_for(*inputs)
+    comparisons = compare_tree(got, want, tol, name, names, expected_dtype_of(*inputs), reveal)
+    failed = [c for c in comparisons if not c.ok]
+    if failed:
+        raise CheckFailure("\n".join(c.message() for c in failed), comparisons)

@@ -1,0 +1,77 @@
+"""Mutants: named variants of a lab's reference solution that each carry one known mistake.
+
+A mutant is a list of textual edits applied to the reference source, so it is always the
+reference except for the mistake. It can be loaded as a module (for diagnosis, in the trusted
+process) or written out as a complete submission (for end-to-end tests and `rnngrade validate`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SOLUTION_MARKER = re.compile(r"^[ \t]*# (BEGIN|END) SOLUTION[ \t]*\n", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One known mistake.
+
+    name: short identifier, e.g. ``"recurrent_term_dropped"``.
+    function: the student function the mistake lives in (its tests must fail).
+    description: one line for instructors ("a_next computed without Waa·a_prev").
+    hint: one or two sentences for the student: what to look at, never the answer.
+    edits: ``(old, new)`` pairs; each ``old`` occurs exactly once in the reference source.
+    """
+
+    name: str
+    function: str
+    description: str
+    hint: str
+    edits: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+    def apply(self, reference_source: str) -> str:
+        """Return the reference source with this mutant's edits applied (markers removed)."""
+        source = reference_source
+        for old, new in self.edits:
+            count = source.count(old)
+            if count != 1:
+                raise ValueError(
+                    f"mutant {self.name!r}: edit target occurs {count} times in the reference "
+                    f"(must be exactly once): {old!r}"
+                )
+            source = source.replace(old, new)
+        return strip_markers(source)
+
+
+def strip_markers(source: str) -> str:
+    """Remove ``# BEGIN SOLUTION`` / ``# END SOLUTION`` lines, keeping the code between them."""
+    return SOLUTION_MARKER.sub("", source)
+
+
+def load_source_as_module(source: str, name: str, filename: str = "<mutant>") -> types.ModuleType:
+    """Execute trusted source (a reference or a mutant) as a fresh module (not in sys.modules)."""
+    module = types.ModuleType(name)
+    module.__file__ = filename
+    code = compile(source, filename, "exec")
+    exec(code, module.__dict__)  # noqa: S102 - trusted grader code only
+    return module
+
+
+def load_mutant_table(path: Path) -> list[Mutant]:
+    """Load ``MUTANTS`` from a suite's ``mutants.py``."""
+    spec = importlib.util.spec_from_file_location(f"_rnngrade_mutants_{path.parent.name}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load mutants from {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, module)
+    spec.loader.exec_module(module)
+    mutants = list(module.MUTANTS)
+    names = [m.name for m in mutants]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{path}: duplicate mutant names {sorted(names)}")
+    return mutants

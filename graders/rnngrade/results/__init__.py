@@ -1,0 +1,1 @@
+"""The results data model and its renderers."""

@@ -1,0 +1,75 @@
+"""GradeResult → Gradescope's ``results.json`` structure (extra fields are allowed there)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rnngrade.results.model import PASSED, GradeResult, TestResult
+
+
+def test_output(test: TestResult) -> str:
+    """The student-facing text of one test: message, diagnosis, hint."""
+    lines = []
+    if test.message:
+        lines.append(test.message)
+    lines += [f"diagnosis: {d}" for d in test.diagnosis]
+    if test.hint:
+        lines.append(f"hint: {test.hint}")
+    if test.cases_total > 1:
+        lines.append(f"{test.cases_passed} of {test.cases_total - test.cases_skipped} cases passed"
+                     + (f" ({test.cases_skipped} skipped)" if test.cases_skipped else ""))
+    return "\n".join(lines)
+
+
+test_output.__test__ = False  # type: ignore[attr-defined]
+
+
+def overall_output(result: GradeResult) -> str:
+    lines = [f"{result.lab} — {result.lab_title}: {_num(result.score)}/{_num(result.max_score)}"]
+    if result.error:
+        lines.append(f"Your submission could not be graded: {result.error}")
+    lines += result.notes
+    return "\n".join(lines)
+
+
+def to_gradescope(result: GradeResult) -> dict[str, Any]:
+    return {
+        "score": result.score,
+        "max_score": result.max_score,
+        "execution_time": result.execution_time,
+        "output": overall_output(result),
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [
+            {
+                "name": test.title,
+                "test_id": test.name,
+                "score": test.score,
+                "max_score": test.max_score,
+                "status": "passed" if test.outcome == PASSED else "failed",
+                "outcome": test.outcome,
+                "output": test_output(test),
+                "visibility": test.visibility,
+                "diagnosis": test.diagnosis,
+                "hint": test.hint,
+                "cases_passed": test.cases_passed,
+                "cases_total": test.cases_total,
+                "cases_skipped": test.cases_skipped,
+                "execution_time": test.seconds,
+            }
+            for test in result.tests
+        ],
+        "lab": result.lab,
+        "submission": result.submission,
+        "status": result.status,
+        "error": result.error,
+        "notes": result.notes,
+        "device": result.device,
+        "protections": result.protections,
+        "grader_version": result.grader_version,
+        "graded_at": result.graded_at,
+    }
+
+
+def _num(value: float) -> str:
+    return f"{value:.2f}".rstrip("0").rstrip(".")

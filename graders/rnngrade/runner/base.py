@@ -1,0 +1,119 @@
+"""The one interface every call into student code goes through.
+
+The trusted side (hidden suites, reference, checks) talks to student code only through a
+``StudentRunner``. Arguments and results are *plain data*: NumPy arrays (not subclasses, not
+object dtype), torch tensors (dense, strided), Python numbers, bools, strings, bytes, None, lists,
+tuples and dicts with string keys of those; plus three tokens defined here:
+
+- ``Handle``: an object the student returned that is not plain data (a cache). It stays on the
+  student side; passing the handle back as an argument passes the original object.
+- ``FunctionRef``: a callable argument. The student side builds it by calling
+  ``rnngrade.worker_helpers.FUNCTIONS[name](*args)`` (grader code running beside the student's).
+- ``ArgRef``: inside a ``FunctionRef``'s args, "the decoded positional argument number ``index``
+  of this call", so a function can read the very array the student perturbs.
+
+Every call returns a ``CallResult`` with the value, the arguments as they were after the call (to
+see whether the student modified them) and the captured output; or raises ``StudentError``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Handle:
+    """An opaque reference to an object that stays on the student side."""
+
+    id: int
+    type_name: str
+
+    def __repr__(self) -> str:
+        return f"<student {self.type_name} #{self.id}>"
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """A callable argument built on the student side from a grader helper."""
+
+    name: str
+    args: tuple = ()
+
+
+@dataclass(frozen=True)
+class ArgRef:
+    """Inside a FunctionRef: the call's decoded positional argument ``index``."""
+
+    index: int
+
+
+@dataclass
+class CallResult:
+    """What one call into student code produced."""
+
+    value: Any
+    args_after: tuple = ()
+    kwargs_after: dict = field(default_factory=dict)
+    stdout: str = ""
+    stderr: str = ""
+    seconds: float = 0.0
+
+
+# Kinds of StudentError, each with a fixed meaning for the report.
+EXCEPTION = "exception"  # the student code raised; message has type, text, student-side lines
+NOT_IMPLEMENTED = "not_implemented"  # NotImplementedError: the stub is still there
+MISSING_FUNCTION = "missing_function"  # the submission does not define the function
+LOAD_ERROR = "load_error"  # the submission could not be loaded (syntax, import, top-level error)
+TIMEOUT = "timeout"  # wall-clock or CPU limit
+MEMORY = "memory"  # address-space limit
+CRASH = "crash"  # killed by a signal (segfault, abort, ...)
+EXIT = "exit"  # the student code exited the worker (os._exit, sys.exit, SystemExit ...)
+PROTOCOL = "protocol"  # the result is not plain data or breaks a size/depth limit
+OUTPUT_LIMIT = "output_limit"  # file-size limit hit
+
+
+class StudentError(Exception):
+    """A call into student code failed; ``kind`` is one of the constants above."""
+
+    def __init__(self, kind: str, message: str, *, function: str = "", stdout: str = "",
+                 stderr: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.function = function
+        self.stdout = stdout
+        self.stderr = stderr
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class StudentRunner(Protocol):
+    """Runs a submission's module and calls into it."""
+
+    def call(self, function: str, args: tuple = (), kwargs: dict | None = None, *,
+             timeout: float | None = None) -> CallResult:
+        """Call the student's ``function(*args, **kwargs)``."""
+        ...
+
+    def call_helper(self, helper: str, args: tuple = (), kwargs: dict | None = None, *,
+                    timeout: float | None = None) -> CallResult:
+        """Call ``rnngrade.worker_helpers.HELPERS[helper](student_module, *args, **kwargs)``
+        on the student side (e.g. autograd through a student function)."""
+        ...
+
+    def has_function(self, function: str) -> bool:
+        """Whether the loaded submission defines ``function`` (a callable)."""
+        ...
+
+    def load_notes(self) -> list[str]:
+        """Messages from loading the submission (skipped lines, stand-ins used, ...)."""
+        ...
+
+    def protections(self) -> dict[str, bool]:
+        """Which isolation measures are active, e.g. {"network namespace": True, ...}."""
+        ...
+
+    def close(self) -> None:
+        ...

@@ -1,0 +1,50 @@
+"""A module-like view of a runner: ``student.rnn_forward(x, a0, p)`` calls through the runner.
+
+Hidden suites and public tests use the same test bodies whether the module is the student's
+(in-process or in a sandboxed worker), the reference, or a mutant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rnngrade.runner.base import CallResult, StudentRunner
+
+
+@dataclass
+class CallRecord:
+    function: str
+    args_before: tuple
+    kwargs_before: dict
+    result: CallResult
+
+
+@dataclass(eq=False)
+class ModuleProxy:
+    """Calls into a runner by attribute; keeps a log of the calls for argument checks."""
+
+    runner: StudentRunner
+    label: str = "student"
+    calls: list[CallRecord] = field(default_factory=list)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            result = self.runner.call(name, args, kwargs)
+            self.calls.append(CallRecord(name, args, kwargs, result))
+            return result.value
+
+        call.__name__ = name
+        return call
+
+    def helper(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Run grader helper ``name`` beside this module (see rnngrade.worker_helpers)."""
+        result = self.runner.call_helper(name, args, kwargs)
+        self.calls.append(CallRecord(f"helper:{name}", args, kwargs, result))
+        return result.value
+
+    def has(self, function: str) -> bool:
+        return self.runner.has_function(function)

@@ -1,0 +1,193 @@
+"""Self-validation: test the tests.
+
+Per lab: the reference scores full marks (CPU, and CUDA when present), the untouched stub scores
+0, every mutant loses points and is diagnosed by its own name, no two mutants are
+indistinguishable (unless the lab's mutants.py says why in ``INDISTINGUISHABLE``), every tolerance
+keeps at least a 10x margin over the reference's own error, and generated files are up to date.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rnngrade.authoring.generate import stale_files
+from rnngrade.diagnosis.mutants import Mutant, load_mutant_table
+from rnngrade.grading.engine import grade
+from rnngrade.labs import Lab
+from rnngrade.results.model import GradeResult
+
+REQUIRED_MARGIN = 10.0
+
+
+@dataclass
+class MarginRow:
+    check: str
+    tolerance: str
+    reference_ratio: float  # worst |ref − expected| / allowed over the check's cases
+
+    @property
+    def margin(self) -> float:
+        return math.inf if self.reference_ratio == 0 else 1.0 / self.reference_ratio
+
+
+@dataclass
+class MutantRow:
+    name: str
+    function: str
+    score: float
+    max_score: float
+    tests_failed: list[str]
+    diagnosed: list[str]  # mutant names in the top diagnoses of its failing tests
+    signature: tuple = ()
+
+    @property
+    def caught(self) -> bool:
+        return self.score < self.max_score
+
+    @property
+    def named(self) -> bool:
+        return self.name in self.diagnosed
+
+
+@dataclass
+class LabReport:
+    lab: str
+    reference: GradeResult | None = None
+    stub: GradeResult | None = None
+    margins: list[MarginRow] = field(default_factory=list)
+    mutants: list[MutantRow] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _grade_source(source: str, lab: Lab, name: str, *, device: str,
+                  inprocess: bool) -> GradeResult:
+    with tempfile.TemporaryDirectory(prefix=f"rnngrade-validate-{name}-") as tmp:
+        folder = Path(tmp) / name
+        folder.mkdir()
+        (folder / lab.filename).write_text(source, encoding="utf-8")
+        return grade(folder, lab.name, device=device, inprocess=inprocess)
+
+
+def margin_rows(result: GradeResult) -> list[MarginRow]:
+    """The worst reference error per (check, tolerance) over all its cases."""
+    worst: dict[tuple[str, str], float] = defaultdict(float)
+    for test in result.tests:
+        for record in test.checks:
+            key = (record["check"], record["tolerance"])
+            worst[key] = max(worst[key], record["ratio"])
+    return [MarginRow(check, tol, ratio) for (check, tol), ratio in sorted(worst.items())]
+
+
+def _diagnosed_names(result: GradeResult, names: set[str]) -> list[str]:
+    found = []
+    for test in result.tests:
+        for diagnosis in test.diagnosis:
+            name = diagnosis.split(":", 1)[0]
+            if name in names and name not in found:
+                found.append(name)
+    return found
+
+
+def _signature(result: GradeResult) -> tuple:
+    return tuple((t.name, tuple(c.outcome for c in t.cases)) for t in result.tests)
+
+
+def _indistinguishable_allowed(lab: Lab) -> dict[frozenset[str], str]:
+    path = lab.suite_dir() / "mutants.py"
+    spec = importlib.util.spec_from_file_location(f"_validate_mutants_{lab.name}", path)
+    if spec is None or spec.loader is None:
+        return {}
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {frozenset(k): v for k, v in getattr(module, "INDISTINGUISHABLE", {}).items()}
+
+
+def validate_lab(lab: Lab, *, device: str = "auto", inprocess: bool = True) -> LabReport:
+    report = LabReport(lab.name)
+    report.problems += stale_files(lab)
+    reference_source = lab.solution_path().read_text(encoding="utf-8")
+    report.reference = _grade_source(reference_source, lab, "reference", device=device,
+                                     inprocess=inprocess)
+    ref = report.reference
+    if ref.score != ref.max_score or ref.max_score == 0:
+        failing = [t.name for t in ref.tests if t.outcome not in ("passed", "skipped")]
+        report.problems.append(f"the reference scores {ref.score:g}/{ref.max_score:g} "
+                               f"(failing: {failing})")
+    report.margins = margin_rows(ref)
+    for row in report.margins:
+        if row.margin < REQUIRED_MARGIN:
+            report.problems.append(f"check {row.check!r}: tolerance {row.tolerance} has only a "
+                                   f"{row.margin:.1f}x margin over the reference's own error")
+    stub_source = lab.stub_path().read_text(encoding="utf-8")
+    report.stub = _grade_source(stub_source, lab, "stub", device=device, inprocess=inprocess)
+    if report.stub.score != 0:
+        passing = [t.name for t in report.stub.tests if t.score > 0]
+        report.problems.append(f"the untouched stub scores {report.stub.score:g} "
+                               f"(passing: {passing})")
+    mutants: list[Mutant] = load_mutant_table(lab.suite_dir() / "mutants.py")
+    names = {m.name for m in mutants}
+    for mutant in mutants:
+        result = _grade_source(mutant.apply(reference_source), lab, mutant.name, device=device,
+                               inprocess=inprocess)
+        row = MutantRow(mutant.name, mutant.function, result.score, result.max_score,
+                        [t.name for t in result.tests if t.outcome not in ("passed", "skipped")],
+                        _diagnosed_names(result, names), _signature(result))
+        report.mutants.append(row)
+        if not row.caught:
+            report.problems.append(f"mutant {mutant.name!r} scores full marks: no test catches "
+                                   f"it ({mutant.description})")
+        elif not row.named:
+            report.problems.append(f"mutant {mutant.name!r} is caught but not diagnosed by name "
+                                   f"(diagnoses: {row.diagnosed or 'none'})")
+    allowed = _indistinguishable_allowed(lab)
+    by_signature: dict[tuple, list[MutantRow]] = defaultdict(list)
+    for row in report.mutants:
+        by_signature[(row.signature, tuple(sorted(row.diagnosed)))].append(row)
+    for group in by_signature.values():
+        if len(group) > 1:
+            pair = frozenset(r.name for r in group)
+            if pair not in allowed:
+                report.problems.append(
+                    f"mutants {sorted(pair)} are indistinguishable on every test; add a case that "
+                    "separates them or explain why in INDISTINGUISHABLE in mutants.py")
+    return report
+
+
+def format_report(report: LabReport) -> str:
+    lines = [f"== {report.lab} =="]
+    if report.reference is not None:
+        r = report.reference
+        lines.append(f"reference: {r.score:g}/{r.max_score:g} on {r.device}")
+    if report.stub is not None:
+        lines.append(f"stub:      {report.stub.score:g}/{report.stub.max_score:g}")
+    lines.append("")
+    width = max([len(m.check) for m in report.margins] + [5])
+    lines.append(f"{'check':<{width}}  {'tolerance (atol, rtol)':<24}  {'ref. error/allowed':>18}"
+                 f"  {'margin':>8}")
+    for row in report.margins:
+        tol = row.tolerance.split(" (", 1)[0]
+        margin = "exact" if math.isinf(row.margin) else f"{row.margin:.3g}x"
+        lines.append(f"{row.check:<{width}}  {tol:<24}  {row.reference_ratio:>18.3g}"
+                     f"  {margin:>8}")
+    lines.append("")
+    width = max([len(m.name) for m in report.mutants] + [6])
+    lines.append(f"{'mutant':<{width}}  {'score':>11}  {'tests failed':>12}  diagnosis given")
+    for row in report.mutants:
+        mark = "ok" if row.caught and row.named else "PROBLEM"
+        lines.append(f"{row.name:<{width}}  {row.score:>5.4g}/{row.max_score:<5g}  "
+                     f"{len(row.tests_failed):>12}  {', '.join(row.diagnosed) or '-'}  [{mark}]")
+    lines.append("")
+    if report.problems:
+        lines += [f"PROBLEM: {p}" for p in report.problems]
+    else:
+        lines.append(f"{report.lab}: all checks hold")
+    return "\n".join(lines)
