@@ -1,5 +1,5 @@
-"""Everything generated from a lab's reference: the student stub, the public test vectors and the
-sample submissions (the reference and the stub as a folder, a notebook and a zip).
+"""Everything generated from a lab's reference: the student stub, the lab notebook, the public test
+vectors and the sample submissions (the reference and the stub as a folder, a notebook and a zip).
 
 ``rnngrade generate`` writes them; ``stale_files`` tells which committed files are out of date
 (a test fails on those).
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.authoring.notebooks import module_to_notebook, notebook_bytes
+from rnngrade.authoring.notebooks import lab_notebook, module_to_notebook, notebook_bytes
 from rnngrade.authoring.stubs import make_stub
 from rnngrade.checks.seeding import seed_everything
 from rnngrade.checks.vectors import PublicVectors, dump_vectors
@@ -32,7 +32,7 @@ from rnngrade.paths import course_root
 class Generated:
     path: Path
     content: bytes
-    kind: str  # "stub" | "vectors" | "sample"
+    kind: str  # "stub" | "notebook" | "vectors" | "sample"
 
 
 def stub_for(lab: Lab, root: Path | None = None) -> Generated:
@@ -40,6 +40,16 @@ def stub_for(lab: Lab, root: Path | None = None) -> Generated:
     source = lab.solution_path(root).read_text(encoding="utf-8")
     test_path = f"assignments/{lab.name}"
     return Generated(lab.stub_path(root), make_stub(source, test_path).encode(), "stub")
+
+
+def notebook_for(lab: Lab, root: Path | None = None) -> Generated:
+    """``assignments/labN/labN.ipynb``: the lab README and the stub as a notebook."""
+    root = root or course_root()
+    readme = lab.assignment_dir(root) / "README.md"
+    notebook = lab_notebook(lab.name, lab.title, lab.module, stub_for(lab, root).content.decode(),
+                            readme.read_text(encoding="utf-8") if readme.exists() else None)
+    return Generated(lab.assignment_dir(root) / f"{lab.name}.ipynb", notebook_bytes(notebook),
+                     "notebook")
 
 
 def _load_cases(lab: Lab, root: Path) -> dict[str, tuple]:
@@ -113,7 +123,7 @@ def _zip(files: dict[str, bytes]) -> bytes:
 
 
 def generated_files(lab: Lab, root: Path | None = None) -> list[Generated]:
-    items = [stub_for(lab, root)]
+    items = [stub_for(lab, root), notebook_for(lab, root)]
     vectors = vectors_for(lab, root)
     if vectors is not None:
         items.append(vectors)

@@ -1,0 +1,20 @@
+"""Generated files (stubs, public vectors, sample submissions) match the references."""
+
+import pytest
+
+from rnngrade.authoring.generate import stale_files
+from rnngrade.labs import available_labs, get_lab
+
+
+@pytest.mark.parametrize("lab", available_labs(), ids=lambda lab: lab.name)
+def test_generated_files_are_up_to_date(lab):
+    problems = stale_files(lab)
+    assert not problems, "stale generated files (run `rnngrade generate`):\n" + "\n".join(problems)
+
+
+def test_a_changed_reference_makes_the_stub_stale(course_copy):
+    lab = get_lab("lab1")
+    path = lab.solution_path(course_copy)
+    path.write_text(path.read_text().replace("Softmax over axis 0", "Softmax along axis 0"))
+    problems = stale_files(lab, course_copy)
+    assert any("assignments/lab1/rnn.py" in p for p in problems)

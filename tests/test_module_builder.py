@@ -1,0 +1,74 @@
+"""Building a module from submission source the way a careful TA would read it."""
+
+import numpy as np
+import pytest
+
+from rnngrade.runner.base import EXCEPTION, LOAD_ERROR, MISSING_FUNCTION, StudentError
+from rnngrade.runner.inprocess import InProcessRunner
+from rnngrade.submission.module_builder import build_module, salvage_source
+
+
+def test_np_is_available_without_import():
+    built = build_module("def f(x):\n    return np.sum(x)\n", "rnn.py")
+    assert built.module.f(np.ones(3)) == 3.0
+
+
+def test_platform_helper_modules_resolve_to_standins():
+    source = ("from rnn_utils import *\nfrom public_tests import *\n"
+              "from test_utils import comparator, summary\n"
+              "rnn_cell_forward_tests(None)\nsummary([1, 2])\n"
+              "def f(x):\n    return softmax(x), sigmoid(0.0)\n")
+    built = build_module(source, "rnn.py")
+    assert built.notes == []
+    probabilities, half = built.module.f(np.array([[1.0], [1.0]]))
+    assert np.allclose(probabilities, 0.5) and half == 0.5
+
+
+def test_pasted_output_is_skipped_and_defs_that_parse_are_kept():
+    source = ("import numpy as np\n\ndef good(x):\n    return x + 1\n\n"
+              "a_next[4] = [-0.42 0.13]\nOut[3]: (5, 10)\n\n"
+              "def also_good(x):\n    return 2 * x\n")
+    salvaged, notes = salvage_source(source)
+    assert "def good" in salvaged and "def also_good" in salvaged
+    assert notes == ["line 6 does not parse as Python and was skipped"]
+    built = build_module(source, "rnn.py")
+    assert built.module.good(1) == 2 and built.module.also_good(2) == 4
+    # `Out[3]: (5, 10)` parses (an annotation) but fails when run: noted, and the rest still runs
+    assert any(n.startswith("line 7: top-level code raised NameError") for n in built.notes)
+
+
+def test_a_top_level_error_keeps_every_function_and_is_noted():
+    built = build_module("def f():\n    return 1\n\nraise ValueError('oops')\n\n"
+                         "def g():\n    return 2\n", "rnn.py")
+    assert built.module.f() == 1 and built.module.g() == 2
+    assert "ValueError: oops" in built.notes[0] and built.notes[0].startswith("line 4")
+
+
+def test_runner_reports_missing_functions_removed_aliases_and_load_errors():
+    runner = InProcessRunner.from_source("def f(x):\n    return np.float(x)\n", "rnn.py")
+    with pytest.raises(StudentError) as missing:
+        runner.call("g")
+    assert missing.value.kind == MISSING_FUNCTION and "`g`" in missing.value.message
+    with pytest.raises(StudentError) as alias:
+        runner.call("f", (1,))
+    assert alias.value.kind == EXCEPTION
+    assert "removed from NumPy in 1.24" in alias.value.message and "`float`" in alias.value.message
+    null = InProcessRunner.from_source("x = 1\x00\n", "rnn.py")
+    with pytest.raises(StudentError) as load:
+        null.call("f")
+    assert load.value.kind == LOAD_ERROR and "NUL bytes" in load.value.message
+
+
+def test_a_crash_on_a_none_placeholder_reads_as_unfinished():
+    runner = InProcessRunner.from_source("def f(x):\n    g = None\n    return g['dx']\n",
+                                         "bptt.py")
+    with pytest.raises(StudentError) as crash:
+        runner.call("f", (1,))
+    assert "looks unfinished" in crash.value.message
+
+
+def test_runner_calls_on_copies_and_reports_the_arguments_after_the_call():
+    runner = InProcessRunner.from_source("def f(a):\n    a[0] = 9\n    return a.sum()\n", "m.py")
+    original = np.zeros(3)
+    result = runner.call("f", (original,))
+    assert original[0] == 0 and result.args_after[0][0] == 9 and result.value == 9

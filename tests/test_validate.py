@@ -1,0 +1,53 @@
+"""`rnngrade validate` holds for lab1, and fails when the hidden suite loses a check."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from rnngrade.grading.rubric import RubricError, load_rubric
+
+
+def run_validate(course, *args):
+    env = {**os.environ, "RNNGRADE_ROOT": str(course)}
+    done = subprocess.run([sys.executable, "-m", "rnngrade.cli", "validate", "--lab", "lab1",
+                           "--device", "cpu", *args], cwd=course, env=env, capture_output=True,
+                          text=True, timeout=600)
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.mark.slow  # `make validate` in CI runs the same for every lab
+def test_validate_lab1_prints_margins_and_mutants_and_exits_zero(course_copy):
+    code, output = run_validate(course_copy)
+    assert code == 0, output[-4000:]
+    assert "ref. error/allowed" in output and "margin" in output
+    assert "recurrent_term_dropped" in output and "[ok]" in output
+    assert "lab1: all checks hold" in output
+
+
+def test_validate_fails_when_a_check_is_removed(course_copy):
+    """Without the large-logit softmax test nothing catches the unstable softmax."""
+    suite = course_copy / "graders" / "suites" / "lab1"
+    tests = suite / "test_rnn_hidden.py"
+    source = tests.read_text()
+    start = source.index('@pytest.mark.parametrize("scale"')
+    end = source.index("@pytest.mark.parametrize", start + 10)
+    tests.write_text(source[:start] + source[end:])
+    rubric = suite / "rubric.yaml"
+    rubric.write_text("\n".join(line for line in rubric.read_text().splitlines()
+                                if "test_softmax_extreme_logits" not in line) + "\n")
+    code, output = run_validate(course_copy)
+    assert code == 1
+    assert "mutant 'softmax_unstable' scores full marks" in output
+
+
+def test_a_rubric_that_does_not_match_the_suite_is_refused(tmp_path):
+    path = tmp_path / "rubric.yaml"
+    path.write_text("lab: lab1\ntests:\n  test_a: {points: 1}\n")
+    rubric = load_rubric(path)
+    with pytest.raises(RubricError, match=r"without a rubric entry: \['test_b'\]"):
+        rubric.check_matches({"test_a", "test_b"})
+    path.write_text("lab: lab1\ntests:\n  test_a: {points: -1}\n")
+    with pytest.raises(RubricError, match="non-negative"):
+        load_rubric(path)
