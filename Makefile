@@ -1,0 +1,47 @@
+# rnngrade — course-in-a-repo for recurrent networks. `make help` lists the targets.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+OUT    ?= out
+
+.PHONY: help setup demo test test-slow validate lint bench clean
+
+help:
+	@echo "make demo       set up $(VENV) and grade the sample submissions into $(OUT)/"
+	@echo "make test       set up $(VENV) and run the test suite (slow tests excluded)"
+	@echo "make test-slow  the slow, training-style and long end-to-end tests"
+	@echo "make validate   rnngrade validate: reference full, stubs 0, every mutant caught and named"
+	@echo "make lint       ruff"
+	@echo "make bench      the benchmarks in benchmarks/"
+
+# torch is installed first and pinned: 2.13.0 is a CPU build; an unpinned torch pulls a CUDA build.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(BIN)/rnngrade batch fixtures/submissions/lab1 --lab lab1 --out $(OUT)/lab1
+
+test: setup
+	$(BIN)/python -m pytest -m "not slow" -q
+
+test-slow: setup
+	$(BIN)/python -m pytest -m slow -q
+
+validate: setup
+	$(BIN)/rnngrade validate
+
+lint: setup
+	$(BIN)/ruff check .
+
+bench: setup
+	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) $(OUT)
