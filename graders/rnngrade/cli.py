@@ -13,6 +13,7 @@ EXIT_FAILURES = 1  # validate/generate --check found problems
 EXIT_USAGE = 2  # bad arguments: unknown lab, unknown device, missing path
 EXIT_UNLOADABLE = 3  # the submission could not be loaded at all (reports are still written)
 EXIT_GRADER = 4  # the grader itself is broken (suite or rubric), or a device is unusable
+EXIT_GITHUB = 5  # ci: the GitHub API refused the token or kept failing
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,6 +40,57 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--device", default="auto", choices=["cpu", "cuda", "auto"])
     validate.add_argument("--sandbox", action="store_true",
                           help="run every submission in the sandbox (slower)")
+
+    release = sub.add_parser("release", help="build the student repository: stubs, notebooks, "
+                                              "public tests and vectors, no solutions")
+    release.add_argument("--out", type=Path, required=True,
+                         help="an empty folder, or a previous release to replace")
+    release.add_argument("--lab", action="append",
+                         help="only these labs (repeatable; default: every lab with public tests)")
+    release.add_argument("--torch-version", default=None,
+                         help="the torch version students install (default: the course's pin)")
+    release.add_argument("--grading-workflow", action="store_true",
+                         help="also ship .github/workflows/grading.yml (hidden grading of PRs)")
+
+    ci = sub.add_parser("ci", help="grade the labs a pull request changes and comment on it "
+                                   "(GitHub Actions)")
+    ci.add_argument("--submission", type=Path, default=Path("."),
+                    help="the checkout of the student repository (default: .)")
+    ci.add_argument("--lab", action="append", help="grade these labs (default: from the PR)")
+    ci.add_argument("--out", type=Path, default=Path("rnngrade-feedback"),
+                    help="folder for the reports and pr_comment.md")
+    ci.add_argument("--device", default="auto", choices=["cpu", "cuda", "auto"])
+    ci.add_argument("--inprocess", action="store_true",
+                    help="run the student code in this process (debugging; no protection)")
+    ci.add_argument("--token", help="GitHub token (default: $GITHUB_TOKEN)")
+    ci.add_argument("--event", type=Path, help="event JSON (default: $GITHUB_EVENT_PATH)")
+    ci.add_argument("--repo", help="owner/name (default: $GITHUB_REPOSITORY)")
+    ci.add_argument("--pr", type=int, help="pull request number (default: from the event)")
+    ci.add_argument("--api-url", help="GitHub API URL (default: $GITHUB_API_URL or api.github.com)")
+    ci.add_argument("--summary", type=Path, help="job summary file (default: $GITHUB_STEP_SUMMARY)")
+    ci.add_argument("--no-comment", action="store_true", help="write the comment, do not post it")
+
+    batch = sub.add_parser("batch", help="grade a folder of submissions (one per student) into "
+                                         "a resumable gradebook, grades.csv and summary.html")
+    batch.add_argument("submissions", type=Path, nargs="+",
+                       help="folder(s) with one entry per student: a folder, .py, .ipynb or "
+                            ".zip named after the student")
+    batch.add_argument("--lab", required=True, help="lab name, e.g. lab1")
+    batch.add_argument("--out", type=Path, required=True,
+                       help="folder for the gradebook, the exports and students/<id>/ reports")
+    batch.add_argument("-j", "--jobs", type=int, default=None,
+                       help="local grading processes (default: one per CPU)")
+    batch.add_argument("--executor", default="local", choices=["local", "dask"])
+    batch.add_argument("--scheduler", help="Dask scheduler address for --executor dask")
+    batch.add_argument("--regrade", action="store_true",
+                       help="grade every submission again, even when unchanged")
+    batch.add_argument("--device", default="auto", choices=["cpu", "cuda", "auto"])
+    batch.add_argument("--inprocess", action="store_true",
+                       help="run student code in the grading processes (no protection)")
+    batch.add_argument("--timeout", type=float, default=None,
+                       help="seconds one whole submission may take (local executor; "
+                            "default 900)")
+    batch.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
 
@@ -131,6 +183,78 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"validate: problems in {', '.join(failed)}")
         return EXIT_FAILURES
     print(f"validate: {len(labs)} lab(s) hold: {', '.join(lab.name for lab in labs)}")
+    return EXIT_OK
+
+
+@command("release")
+def cmd_release(args: argparse.Namespace) -> int:
+    from rnngrade.labs import UnknownLabError, get_lab
+    from rnngrade.release import ReleaseError, build_release
+    from rnngrade.release.build import TORCH_VERSION
+
+    try:
+        labs = [get_lab(name) for name in args.lab] if args.lab else None
+    except UnknownLabError as exc:
+        print(f"rnngrade: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        report = build_release(args.out, labs, torch_version=args.torch_version or TORCH_VERSION,
+                               grading_workflow=args.grading_workflow)
+    except ReleaseError as exc:
+        print(f"rnngrade release: {exc}", file=sys.stderr)
+        return EXIT_FAILURES
+    for warning in report.warnings:
+        print(f"warning: {warning}")
+    print(f"released {', '.join(report.labs)} into {report.out}: {len(report.files)} files, "
+          f"{len(report.modules)} rnngrade modules; no solution, hidden suite or mutant text")
+    return EXIT_OK
+
+
+@command("ci")
+def cmd_ci(args: argparse.Namespace) -> int:
+    from rnngrade.ci.run import main_from_args
+
+    return main_from_args(args)
+
+
+@command("batch")
+def cmd_batch(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from rnngrade.gradebook.batch import (
+        DEFAULT_TIMEOUT,
+        BatchError,
+        BatchOptions,
+        GraderFailure,
+        run_batch,
+    )
+    from rnngrade.gradebook.console import RichProgress, print_report
+    from rnngrade.labs import UnknownLabError
+
+    for folder in args.submissions:
+        if not folder.is_dir():
+            print(f"rnngrade: {folder} is not a folder of submissions", file=sys.stderr)
+            return EXIT_USAGE
+    if args.jobs is not None and args.jobs < 1:
+        print("rnngrade: -j needs at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    options = BatchOptions(args.lab, args.out, jobs=args.jobs, executor=args.executor,
+                           scheduler=args.scheduler, regrade=args.regrade, device=args.device,
+                           inprocess=args.inprocess, timeout=args.timeout or DEFAULT_TIMEOUT)
+    console = Console()
+    progress = None if args.quiet else RichProgress(Console(stderr=True), f"grading {args.lab}")
+    try:
+        report = run_batch(args.submissions, options, progress)
+    except UnknownLabError as exc:
+        print(f"rnngrade: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except GraderFailure as exc:
+        print(f"rnngrade batch: {exc}", file=sys.stderr)
+        return EXIT_GRADER
+    except BatchError as exc:
+        print(f"rnngrade batch: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print_report(console, report)
     return EXIT_OK
 
 

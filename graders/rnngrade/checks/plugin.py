@@ -8,6 +8,7 @@ the grader the same fixture returns a proxy for the submission under grading ins
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,7 @@ from rnngrade.checks.compare import CheckFailure
 from rnngrade.checks.seeding import seed_everything, seed_from_name
 from rnngrade.checks.vectors import PublicVectors
 from rnngrade.runner.base import NOT_IMPLEMENTED, StudentError
-from rnngrade.runner.inprocess import InProcessRunner
+from rnngrade.runner.inprocess import UNFINISHED, InProcessRunner
 from rnngrade.runner.proxy import ModuleProxy
 
 # Set by the grader: a function of the fixture request returning the student's ModuleProxy, or
@@ -97,11 +98,17 @@ def short_failure(exc: BaseException) -> dict[str, Any] | None:
                 "hint": exc.hint}
     if isinstance(exc, StudentError):
         message = exc.message
-        if exc.kind == NOT_IMPLEMENTED:
-            message = f"not implemented yet: {exc.function or message}"
+        if exc.kind == NOT_IMPLEMENTED and UNFINISHED in message:
+            pass  # a template's None placeholder: the message names the function and variable
+        elif exc.kind == NOT_IMPLEMENTED:
+            # A stub raises "<function>: not implemented yet ..."; name that function, not the
+            # grader helper (autograd, set_on_module) through which it was called.
+            stub = re.search(r"(\w+): not implemented yet", message)
+            message = f"not implemented yet: {stub.group(1) if stub else exc.function or message}"
         elif exc.function and exc.function not in message:
             message = f"{exc.function} raised {message}"
-        return {"kind": exc.kind, "message": message, "diagnosis": [], "hint": ""}
+        return {"kind": exc.kind, "message": message,
+                "diagnosis": list(getattr(exc, "diagnosis", [])), "hint": getattr(exc, "hint", "")}
     if isinstance(exc, NotImplementedError):
         return {"kind": NOT_IMPLEMENTED, "message": f"not implemented yet: {exc}",
                 "diagnosis": [], "hint": ""}

@@ -69,7 +69,8 @@ def compare_tree(got: Any, want: Any, tol: Tolerance, name: str,
         comparison = Comparison(name, EXACT, ok=ok)
         if not ok:
             comparison.problem = "type"
-            comparison.detail = "wrong value" if type(got) is type(want) else (
+            # the student's own value (a short string, bool or None) is safe to show
+            comparison.detail = f"wrong value (got {got!r:.80})" if type(got) is type(want) else (
                 f"expected a {type(want).__name__}, got {_kind(got)}")
             comparison.ratio = float("inf")
         return [comparison]

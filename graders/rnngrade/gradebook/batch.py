@@ -3,14 +3,16 @@
 The coordinator (this process) discovers the entries, hashes them, skips those whose current
 result has the same content hash, grader version and settings, and hands the rest to an executor
 (local processes or Dask). As each outcome arrives it writes the student's reports
-(``students/<id>/``) and then commits the result in one transaction; at the end it exports
-``grades.csv`` and ``summary.html``. A run killed at any point resumes where it stopped: committed
-results are skipped, reports missing for them are rewritten from the gradebook.
+(``students/<id>/``, each file atomically) and then commits the result in one transaction; at the
+end it exports ``grades.csv`` and ``summary.html``. A run killed at any point resumes where it
+stopped: committed results are skipped, and reports missing for them are rewritten from the
+gradebook.
 """
 
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import os
 import time
 from collections.abc import Iterator
@@ -33,31 +35,35 @@ from rnngrade.gradebook.store import (
     FILENAME,
     GRADED,
     LOAD_ERROR,
-    TIMEOUT,
     Current,
     Gradebook,
     Recorded,
 )
 from rnngrade.grading.engine import GradingError, not_graded, resolve_device
 from rnngrade.grading.rubric import Rubric, RubricError, load_rubric
-from rnngrade.labs import get_lab
+from rnngrade.labs import Lab, get_lab
 from rnngrade.results.model import GradeResult
 from rnngrade.results.render import write_reports
 
-DEFAULT_TIMEOUT = 900.0  # seconds for one whole submission (the sandbox limits each call)
+DEFAULT_TIMEOUT = 900.0  # seconds for one whole submission (the sandbox limits every call)
+REPORTS = ("results.json", "feedback.html", "feedback.md")
 
 
 class BatchError(RuntimeError):
-    """The batch cannot run (bad arguments, a locked gradebook, a broken grader)."""
+    """The batch cannot run (bad arguments, a locked gradebook)."""
+
+
+class GraderFailure(BatchError):
+    """The grader itself cannot grade (a broken suite or rubric, an unusable device)."""
 
 
 @dataclass
 class BatchOptions:
     lab: str
     out: Path
-    jobs: int | None = None
+    jobs: int | None = None  # local worker processes (default: one per CPU)
     executor: str = "local"  # local | dask
-    scheduler: str | None = None
+    scheduler: str | None = None  # Dask scheduler address
     regrade: bool = False
     device: str = "auto"
     inprocess: bool = False
@@ -82,7 +88,7 @@ class BatchReport:
     lab: str
     out: Path
     gradebook: Path
-    files: dict[str, Path]
+    files: dict[str, Path] = field(default_factory=dict)
     rows: list[Row] = field(default_factory=list)
     graded: int = 0
     skipped: int = 0
@@ -90,18 +96,28 @@ class BatchReport:
     seconds: float = 0.0
     workers: int = 0
     executor: str = "local"
+    status: str = "running"
 
     @property
     def rate(self) -> float:
         return self.graded / self.seconds if self.seconds > 0 else 0.0
 
 
+class ProgressHook:
+    """What the batch tells a progress display (the default shows nothing)."""
+
+    def start(self, total: int, skipped: int) -> None: ...
+
+    def advance(self, student: str, status: str) -> None: ...
+
+    def stop(self) -> None: ...
+
+
 class _Lock:
-    """An exclusive lock on the output folder (released by the kernel if we are killed)."""
+    """An exclusive lock on the output folder (the kernel releases it if we are killed)."""
 
     def __init__(self, out: Path) -> None:
-        self.path = out / ".rnngrade-batch.lock"
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        self.fd = os.open(out / ".rnngrade-batch.lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -115,25 +131,25 @@ class _Lock:
 
 def unchanged(current: Current | None, sha256: str, version: str, device: str,
               isolation: str) -> bool:
-    """Whether a student's current result still stands for this content and grader."""
+    """Whether a student's current result still stands for this content and grader (results
+    the grader could not finish are retried)."""
     return (current is not None and current.sha256 == sha256
             and current.grader_version == version and current.device == device
             and current.isolation == isolation and current.status != ERROR)
 
 
-def _note(result: GradeResult) -> str:
+def note(result: GradeResult) -> str:
+    """A short line about a result for the final table."""
     if result.error:
-        return result.error.splitlines()[0][:120]
+        return result.error.splitlines()[0][:160]
     diagnoses = [d.split(":", 1)[0] for t in result.tests for d in t.diagnosis]
     if diagnoses:
         return "diagnosed: " + ", ".join(dict.fromkeys(diagnoses))
-    failing = [t.name for t in result.tests if t.outcome not in ("passed", "skipped")]
+    failing = [t for t in result.tests if t.outcome not in ("passed", "skipped")]
     return f"{len(failing)} test(s) lost points" if failing else ""
 
 
-def run_batch(sources: list[Path], options: BatchOptions,
-              progress: ProgressHook | None = None) -> BatchReport:
-    """Grade every entry of ``sources`` (folders) into ``options.out``; see the module doc."""
+def _check(sources: list[Path], options: BatchOptions) -> tuple[Lab, Rubric, str]:
     lab = get_lab(options.lab)
     for source in sources:
         if not source.is_dir():
@@ -145,11 +161,24 @@ def run_batch(sources: list[Path], options: BatchOptions,
         rubric = load_rubric(rubric_path)
         device = resolve_device(options.device)
     except (RubricError, GradingError) as exc:
-        raise BatchError(str(exc)) from exc
+        raise GraderFailure(str(exc)) from exc
     if options.executor not in ("local", "dask"):
         raise BatchError(f"unknown executor {options.executor!r}; choose local or dask")
     if options.executor == "dask" and not options.scheduler:
         raise BatchError("--executor dask needs --scheduler ADDRESS (e.g. tcp://host:8786)")
+    if not options.inprocess and importlib.util.find_spec("rnngrade.sandbox") is None:
+        raise BatchError("the sandbox (rnngrade.sandbox) is not available in this checkout; "
+                         "--inprocess grades without it (no protection from student code)")
+    return lab, rubric, device
+
+
+def run_batch(sources: list[Path], options: BatchOptions,
+              progress: ProgressHook | None = None) -> BatchReport:
+    """Grade every entry of the folders ``sources`` into ``options.out`` (see the module doc).
+    Raises UnknownLabError or BatchError; problems of single submissions end up in the
+    gradebook."""
+    lab, rubric, device = _check(sources, options)
+    progress = progress or ProgressHook()
     out = options.out
     out.mkdir(parents=True, exist_ok=True)
     out_resolved = out.resolve()
@@ -164,66 +193,67 @@ def run_batch(sources: list[Path], options: BatchOptions,
     lock = _Lock(out)
     book = Gradebook(out / FILENAME)
     started = time.perf_counter()
-    report = BatchReport(lab.name, out, book.path, {}, executor=options.executor)
+    report = BatchReport(lab.name, out, book.path, executor=options.executor)
     run_id = 0
-    status = "failed"
+    outcomes: Iterator | None = None
     try:
         current = book.current(lab.name)
-        todo: list[tuple[Entry, str | None, str]] = []  # entry, sha256 or None, read error
+        todo: list[tuple[Entry, str]] = []  # entry, read error ("" if readable)
         for entry in entries:
             try:
-                sha = read_entry(entry).sha256
-                error = ""
+                sha, error = read_entry(entry).sha256, ""
             except EntryError as exc:
-                sha, error = None, str(exc)
+                sha, error = "", str(exc)
             known = current.get(entry.student)
-            if not options.regrade and sha is not None and unchanged(known, sha, version,
-                                                                     device, isolation):
-                report.skipped += 1
-                _ensure_reports(book, known, out, entry.student)
-                result = book.load_result(known.result_id)
-                report.rows.append(Row(entry.student, known.status, result.score,
-                                       result.max_score, result.execution_time, _note(result),
-                                       skipped=True))
-            else:
-                todo.append((entry, sha, error))
-        jobs = options.jobs or default_workers()
-        jobs = max(1, min(jobs, len(todo))) if todo else 0
+            if options.regrade or not sha or not unchanged(known, sha, version, device,
+                                                           isolation):
+                todo.append((entry, error))
+                continue
+            assert known is not None
+            result = book.load_result(known.result_id)
+            folder = out / "students" / entry.student
+            if not all((folder / name).exists() for name in REPORTS):
+                write_reports(result, folder)  # killed between commit and reports: redo them
+            report.skipped += 1
+            report.rows.append(Row(entry.student, known.status, result.score, result.max_score,
+                                   result.execution_time, note(result), skipped=True))
+        readable = sum(1 for _, error in todo if not error)
+        report.workers = max(1, min(options.jobs or default_workers(), readable or 1))
         executor: LocalPool | DaskExecutor
         if options.executor == "dask":
             executor = DaskExecutor(spec, options.scheduler or "", expected_version=version)
         else:
-            executor = LocalPool(spec, jobs, timeout=options.timeout)
-        report.workers = jobs
-        run_id = book.start_run(lab.name, version, device, isolation, options.executor, jobs,
-                                ", ".join(str(s) for s in sources))
-        if progress is not None:
-            progress.start(len(todo), report.skipped)
-        status = "interrupted"
-        for entry, payload, outcome in _grade_all(todo, executor):
-            item = _record(entry, payload, outcome, lab.name, rubric, device)
+            executor = LocalPool(spec, report.workers, timeout=options.timeout)
+        run_id = book.start_run(lab.name, version, device, isolation, options.executor,
+                                report.workers, ", ".join(str(s) for s in sources))
+        progress.start(len(todo), report.skipped)
+        report.status = "interrupted"
+        outcomes = _grade_all(todo, executor)
+        for entry, payload, outcome in outcomes:
+            item = _recorded(entry, payload, outcome, lab, rubric, device)
             write_reports(item.result, out / "students" / entry.student)
             book.record(run_id, item, version, isolation)
             report.graded += 1
             report.errors += item.status != GRADED
             report.rows.append(Row(entry.student, item.status, item.result.score,
                                    item.result.max_score, item.result.execution_time,
-                                   _note(item.result)))
-            if progress is not None:
-                progress.advance(entry.student, item.status)
-        if options.executor == "dask":
+                                   note(item.result)))
+            progress.advance(entry.student, item.status)
+        if isinstance(executor, DaskExecutor):
             report.workers = executor.workers
-        status = "finished"
+        report.status = "finished"
     except GraderBroken as exc:
-        raise BatchError(f"the grader is broken: {exc}") from exc
+        report.status = "failed"
+        raise GraderFailure(f"the grader is broken: {exc}") from exc
     finally:
+        if outcomes is not None:
+            outcomes.close()  # stops the workers now, even on an exception
         report.seconds = time.perf_counter() - started
-        if progress is not None:
-            progress.stop()
+        progress.stop()
         try:
             if run_id:
-                book.finish_run(run_id, status, report.graded, report.skipped, report.errors,
-                                report.seconds)
+                book.finish_run(run_id, report.status, report.graded, report.skipped,
+                                report.errors, report.seconds, report.workers)
             report.files = write_exports(book, lab.name, out)
         finally:
             book.close()
@@ -232,44 +262,44 @@ def run_batch(sources: list[Path], options: BatchOptions,
     return report
 
 
-def _grade_all(todo: list[tuple[Entry, str | None, str]], executor: LocalPool | DaskExecutor
+def _grade_all(todo: list[tuple[Entry, str]], executor: LocalPool | DaskExecutor
                ) -> Iterator[tuple[Entry, Payload | None, dict]]:
     """Outcomes for every entry: unreadable ones at once, the others from the executor."""
-    by_key: dict[str, tuple[Entry, Payload]] = {}
-    readable = []
-    for entry, sha, error in todo:
-        if sha is None:
-            yield entry, None, {"status": LOAD_ERROR, "error": error}
-        else:
-            readable.append(entry)
+    sent: dict[str, tuple[Entry, Payload]] = {}
+    unreadable: list[tuple[Entry, str]] = [(e, error) for e, error in todo if error]
+    readable = [e for e, error in todo if not error]
 
     def tasks() -> Iterator[Task]:
-        for entry in readable:  # read again just before sending: the graded bytes are hashed
+        for entry in readable:  # read again just before sending: the hash is of what is graded
             try:
                 payload = read_entry(entry)
-            except EntryError as exc:
-                by_key[entry.student] = (entry, Payload(entry.path.name, False))
-                failures.append((entry, str(exc)))
+            except EntryError as exc:  # changed or vanished since the first pass
+                unreadable.append((entry, str(exc)))
                 continue
-            by_key[entry.student] = (entry, payload)
+            sent[entry.student] = (entry, payload)
             yield entry.student, payload.to_wire()
 
-    failures: list[tuple[Entry, str]] = []
+    def flush() -> Iterator[tuple[Entry, Payload | None, dict]]:
+        while unreadable:
+            entry, error = unreadable.pop(0)
+            yield entry, None, {"status": LOAD_ERROR, "error": error}
+
+    yield from flush()
     if readable:
-        for key, outcome in executor.run(tasks()):
-            entry, payload = by_key.pop(key)
-            yield entry, payload, outcome
-            while failures:
-                failed, error = failures.pop()
-                by_key.pop(failed.student, None)
-                yield failed, None, {"status": LOAD_ERROR, "error": error}
-    for failed, error in failures:
-        yield failed, None, {"status": LOAD_ERROR, "error": error}
+        outcomes = executor.run(tasks())
+        try:
+            for key, outcome in outcomes:
+                entry, payload = sent.pop(key)
+                yield entry, payload, outcome
+                yield from flush()
+        finally:
+            outcomes.close()
+    yield from flush()
 
 
-def _record(entry: Entry, payload: Payload | None, outcome: dict, lab: str, rubric: Rubric,
-            device: str) -> Recorded:
-    """The gradebook record of one outcome (a GradeResult even for grader failures)."""
+def _recorded(entry: Entry, payload: Payload | None, outcome: dict, lab: Lab, rubric: Rubric,
+              device: str) -> Recorded:
+    """The gradebook record of one outcome (a GradeResult even when nothing could be graded)."""
     sha = payload.sha256 if payload is not None else ""
     size = payload.size if payload is not None else 0
     if "result" in outcome:
@@ -277,28 +307,9 @@ def _record(entry: Entry, payload: Payload | None, outcome: dict, lab: str, rubr
         status = GRADED if result.status == "graded" else LOAD_ERROR
     else:
         status = outcome.get("status", ERROR)
-        result = not_graded(get_lab(lab), rubric, entry.path.name, device, outcome["error"])
+        message = ("not graded: the submission could not be loaded" if status == LOAD_ERROR
+                   else "not graded: the grader could not finish this submission")
+        result = not_graded(lab, rubric, entry.path.name, device, outcome["error"],
+                            message=message)
     return Recorded(entry.student, entry.path.name, entry.kind, sha, size, status, result,
                     outcome.get("worker", ""))
-
-
-def _ensure_reports(book: Gradebook, current: Current, out: Path, student: str) -> None:
-    """A committed result whose reports are missing (killed between the two): write them."""
-    folder = out / "students" / student
-    if not all((folder / name).exists() for name in ("results.json", "feedback.html",
-                                                      "feedback.md")):
-        write_reports(book.load_result(current.result_id), folder)
-
-
-class ProgressHook:
-    """What the batch tells a progress display."""
-
-    def start(self, total: int, skipped: int) -> None: ...
-
-    def advance(self, student: str, status: str) -> None: ...
-
-    def stop(self) -> None: ...
-
-
-__all__ = ["BatchError", "BatchOptions", "BatchReport", "ProgressHook", "Row", "run_batch",
-           "DEFAULT_TIMEOUT", "TIMEOUT"]

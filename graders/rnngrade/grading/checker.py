@@ -17,12 +17,20 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.checks.compare import CheckFailure, Comparison, expected_dtype_of, to_numpy
+from rnngrade.checks.compare import (
+    UNFINISHED,
+    CheckFailure,
+    Comparison,
+    expected_dtype_of,
+    to_numpy,
+)
 from rnngrade.checks.structure import compare_tree, flatten
 from rnngrade.checks.tolerance import Tolerance, tolerance_for
 from rnngrade.diagnosis.heuristics import describe_wrongness
 from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.grading.memo import ExpectationMemo
 from rnngrade.grading.precision import promote as promote_args
+from rnngrade.runner.base import EXCEPTION, StudentError
 from rnngrade.runner.proxy import ModuleProxy
 
 Probe = Callable[..., Any]
@@ -44,6 +52,7 @@ class Checker:
     reference: ModuleProxy
     mutants: list[tuple[Mutant, ModuleProxy]] = field(default_factory=list)
     record: Callable[[CheckRecord], None] = lambda record: None
+    memo: ExpectationMemo | None = None  # a long-lived grader's memo of trusted values
 
     def expect(self, name: str, probe: Probe, args: tuple = (), *, tol: Tolerance | None = None,
                names: tuple[str, ...] | None = None, oracle: Callable[..., Any] | None = None,
@@ -60,12 +69,18 @@ class Checker:
         tol = tol or tolerance_for(*args)
         required = expected_dtype_of(*args) if dtype == "auto" else dtype
         self.student.calls.clear()
-        got = probe(self.student, *args)
+        try:
+            got = probe(self.student, *args)
+        except StudentError as exc:
+            self._diagnose_error(probe, args, exc)
+            raise
         calls = list(self.student.calls)
         if oracle is not None:
-            want = oracle(*args)
+            want = self._trusted("oracle", self._key(name, oracle, args), lambda: oracle(*args))
         else:
-            want = probe(self.reference, *(promote_args(args) if promote else args))
+            want = self._trusted(
+                "reference", self._key(name, probe, args, promote),
+                lambda: probe(self.reference, *(promote_args(args) if promote else args)))
         comparisons = compare_tree(got, want, tol, name, names, required)
         worst = max((c.ratio for c in comparisons), default=0.0)
         failed = [c for c in comparisons if not c.ok]
@@ -77,10 +92,21 @@ class Checker:
             check_arguments_unchanged(calls)
         return got
 
+    def _key(self, name: str, fn: Callable[..., Any], args: tuple, extra: Any = None
+             ) -> str | None:
+        return None if self.memo is None else self.memo.key(name, fn, args, extra)
+
+    def _trusted(self, role: str, key: str | None, run: Callable[[], Any]) -> Any:
+        """A value computed on the trusted side (reference, oracle, mutant), memoised across
+        submissions when the grader keeps a memo."""
+        if self.memo is None:
+            return run()
+        return self.memo.compute(key, role, run)
+
     def _failure(self, name: str, probe: Probe, args: tuple, got: Any, want: Any,
                  comparisons: list[Comparison], failed: list[Comparison], tol: Tolerance,
                  names: tuple[str, ...] | None, time_axis: int | None) -> CheckFailure:
-        message = f"check `{name}`:\n" + "\n".join(c.message() for c in failed)
+        message = f"check `{name}`:\n" + "\n".join(failure_lines(name, failed))
         matched = self.matching_mutants(name, probe, args, got, tol, names,
                                         {c.name for c in failed})
         if matched:
@@ -96,13 +122,35 @@ class Checker:
                               describe_wrongness(g, w, tol.atol, tol.rtol, time_axis)]
         return CheckFailure(message, comparisons, notes)
 
+    def _diagnose_error(self, probe: Probe, args: tuple, exc: StudentError) -> None:
+        """A student exception that a mutant raises too, on the same inputs and with the same
+        type and message (a shape mismatch two steps after the mistake, say), names the mistake
+        like a wrong value would."""
+        if exc.kind != EXCEPTION or not self.mutants:
+            return
+        signature = _error_signature(exc.message)
+        matched = []
+        for mutant, proxy in self.mutants:
+            try:
+                probe(proxy, *args)
+            except StudentError as theirs:
+                if theirs.kind == EXCEPTION and _error_signature(theirs.message) == signature:
+                    matched.append(mutant)
+            except Exception:  # noqa: BLE001 - a mutant failing otherwise matches nothing
+                continue
+        if matched:
+            exc.diagnosis = [f"{m.name}: {m.description}" for m in matched]
+            exc.hint = matched[0].hint
+
     def matching_mutants(self, name: str, probe: Probe, args: tuple, got: Any, tol: Tolerance,
                          names: tuple[str, ...] | None, failing: set[str]) -> list[Mutant]:
         """The mutants whose result on the same inputs matches the student's failing values."""
         matched = []
+        key = self._key(name, probe, args) if self.mutants else None
         for mutant, proxy in self.mutants:
             try:
-                theirs = probe(proxy, *args)
+                theirs = self._trusted(f"mutant {mutant.name}", key,
+                                       lambda proxy=proxy: probe(proxy, *args))
             except Exception:  # noqa: BLE001 - a mutant that raises matches nothing
                 continue
             comparisons = compare_tree(got, theirs, tol, name, names, None)
@@ -111,6 +159,25 @@ class Checker:
             if relevant and all(c.ok for c in relevant):
                 matched.append(mutant)
         return matched
+
+
+def _error_signature(message: str) -> str:
+    """``Type: text`` of an exception message, without the module of the type (a sandboxed
+    worker qualifies non-builtin types) and without the student's traceback lines."""
+    first = message.splitlines()[0] if message else ""
+    kind, _, text = first.partition(": ")
+    return f"{kind.rsplit('.', 1)[-1]}: {text}"
+
+
+def failure_lines(name: str, failed: list[Comparison]) -> list[str]:
+    """One line per failed leaf; leaves that are None (template placeholders) share one line."""
+    nones = [c for c in failed if c.problem == "none"]
+    if len(nones) < 2:
+        return [c.message() for c in failed]
+    parts = [c.name[len(name):] if c.name.startswith(name) and len(c.name) > len(name)
+             else c.name for c in nones]
+    together = f"{name}: {', '.join(parts)} are None — {UNFINISHED.removeprefix('returns None — ')}"
+    return [together] + [c.message() for c in failed if c.problem != "none"]
 
 
 def check_arguments_unchanged(calls: list) -> None:

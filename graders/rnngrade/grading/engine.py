@@ -1,12 +1,28 @@
-"""Grading one submission: load it, run the lab's hidden suite against it, build the results."""
+"""Grading one submission: load it, run the lab's hidden suite against it, build the results.
+
+Two ways to run the suite, with identical results:
+
+- ``grade_isolated``: one whole ``pytest.main`` session per submission (collection, configure,
+  unconfigure every time; about a second of overhead).
+- ``Grader``: a long-lived session for one lab. It collects the hidden suite once and, for each
+  submission, swaps the student proxy and runs every collected item through pytest's own
+  ``pytest_runtest_protocol`` hook (same fixtures, seeding, capture and reports), tearing the
+  fixtures down after the last item so nothing leaks from one submission into the next. The
+  reference's and the mutants' values are memoised across submissions (``grading/memo.py``).
+
+``grade()`` uses a ``Grader`` cached per lab, device, isolation and suite version.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
 import io
+import os
+import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,7 +30,8 @@ import pytest
 
 from rnngrade import __version__
 from rnngrade.checks.devices import cuda_unavailable_reason
-from rnngrade.checks.plugin import FAILURE_KEY, STUDENT_PROVIDER
+from rnngrade.checks.plugin import FAILURE_KEY, STUDENT_PROVIDER, short_failure
+from rnngrade.grading.memo import EXPECTATION_MEMO, ExpectationMemo
 from rnngrade.grading.plugin import CHECK_KEY
 from rnngrade.grading.rubric import Rubric, load_rubric
 from rnngrade.labs import Lab, get_lab
@@ -60,18 +77,43 @@ class _Item:
 
 @dataclass(eq=False)
 class GradingSession:
-    """A pytest plugin object: serves the student proxy and collects the outcome of every case."""
+    """A pytest plugin object: serves the student proxy and collects the outcome of every case.
 
-    student: ModuleProxy
+    A long-lived ``Grader`` reuses one session object: ``begin()`` swaps the student and forgets
+    the previous submission's outcomes, keeping the collected items."""
+
+    student: ModuleProxy | None
     device: str
+    memo: ExpectationMemo | None = None
     items: dict[str, _Item] = field(default_factory=dict)
     cases: dict[str, CaseResult] = field(default_factory=dict)
     checks: dict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
     log: io.StringIO = field(default_factory=io.StringIO)
 
+    def begin(self, student: ModuleProxy) -> None:
+        self.student = student
+        self.cases = {}
+        self.checks = defaultdict(list)
+        self.log = io.StringIO()
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config: pytest.Config) -> None:
         config.stash[STUDENT_PROVIDER] = lambda request: self.student
+        if self.memo is not None:
+            config.stash[EXPECTATION_MEMO] = self.memo
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item,
+                                  call: pytest.CallInfo) -> pytest.TestReport | None:
+        """A failed check or student error needs no traceback: the checks plugin replaces the
+        report's text by its short message anyway, and rendering one costs ~40 ms."""
+        if call.excinfo is None or short_failure(call.excinfo.value) is None:
+            return None
+        sections = [(f"Captured {key} {when}", content)
+                    for when, key, content in item._report_sections]
+        return pytest.TestReport(item.nodeid, item.location, {x: 1 for x in item.keywords},
+                                 "failed", "", call.when, sections, call.duration, call.start,
+                                 call.stop, user_properties=item.user_properties)
 
     def pytest_collection_modifyitems(self, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
@@ -118,13 +160,19 @@ def _opaque_failure(report: pytest.TestReport) -> str:
     return f"the grader could not use your result ({text[:200]})"
 
 
-def collect_outcomes(lab: Lab, runner: StudentRunner, device: str) -> GradingSession:
-    """Run the lab's hidden suite against ``runner``; return the session with every case."""
-    session = GradingSession(ModuleProxy(runner), device)
+def suite_args(lab: Lab) -> list[str]:
+    """The pytest command line that runs ``lab``'s hidden suite."""
     root = course_root()
-    args = [str(lab.suite_dir(root)), "-p", "no:cacheprovider", "-p", "no:randomly",
+    return [str(lab.suite_dir(root)), "-p", "no:cacheprovider", "-p", "no:randomly",
             "--import-mode=importlib", "--rootdir", str(root), "-o", "addopts=", "-q",
             "--tb=short", "-W", "ignore"]
+
+
+def collect_outcomes(lab: Lab, runner: StudentRunner, device: str) -> GradingSession:
+    """Run the lab's hidden suite against ``runner`` in a fresh pytest session; return the
+    session with every case."""
+    session = GradingSession(ModuleProxy(runner), device)
+    args = suite_args(lab)
     with contextlib.redirect_stdout(session.log):
         code = pytest.main(args, plugins=[session])
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR,
@@ -220,9 +268,21 @@ def grade(submission: Path, lab_name: str, *, device: str = "auto",
           inprocess: bool = False) -> GradeResult:
     """Grade ``submission`` for ``lab_name``. Raises UnknownLabError / GradingError for problems
     of the grader or its arguments; problems of the submission end up in the result."""
+    return shared_grader(lab_name, device=device, inprocess=inprocess).grade(submission)
+
+
+def grade_isolated(submission: Path, lab_name: str, *, device: str = "auto",
+                   inprocess: bool = False) -> GradeResult:
+    """Like ``grade()``, in a fresh pytest session of its own (slow; the reference path)."""
     lab = get_lab(lab_name)
     device = resolve_device(device)
     rubric = load_rubric(lab.suite_dir() / "rubric.yaml")
+    return _grade_one(submission, lab, rubric, device, inprocess,
+                      lambda runner: collect_outcomes(lab, runner, device))
+
+
+def _grade_one(submission: Path, lab: Lab, rubric: Rubric, device: str, inprocess: bool,
+               collect: Callable[[StudentRunner], GradingSession]) -> GradeResult:
     started = time.perf_counter()
     base = dict(lab=lab.name, lab_title=lab.title, submission=submission.name,
                 device=device, grader_version=__version__,
@@ -230,15 +290,11 @@ def grade(submission: Path, lab_name: str, *, device: str = "auto",
     try:
         loaded = load_submission(submission, lab)
     except SubmissionError as exc:
-        tests = [TestResult(e.test, e.title, 0.0, e.points, ERROR, e.visibility,
-                            message="not graded: the submission could not be loaded")
-                 for e in rubric.entries.values()]
-        return GradeResult(score=0.0, max_score=rubric.max_points,
-                           execution_time=round(time.perf_counter() - started, 3), tests=tests,
-                           status="load_error", error=str(exc), **base)
+        return not_graded(lab, rubric, submission.name, device, str(exc),
+                          round(time.perf_counter() - started, 3), base["graded_at"])
     runner = make_runner(loaded, device, inprocess)
     try:
-        session = collect_outcomes(lab, runner, device)
+        session = collect(runner)
         notes = loaded.notes + runner.load_notes()
         protections = runner.protections()
         missing = [f for f in lab.functions if not _has(runner, f)]
@@ -252,6 +308,172 @@ def grade(submission: Path, lab_name: str, *, device: str = "auto",
         max_score=sum(t.max_score for t in tests),
         execution_time=round(time.perf_counter() - started, 3), tests=tests, notes=notes,
         protections=protections, **base)
+
+
+def not_graded(lab: Lab, rubric: Rubric, name: str, device: str, error: str,
+               seconds: float = 0.0, graded_at: str = "",
+               message: str = "not graded: the submission could not be loaded") -> GradeResult:
+    """The result of a submission that could not be graded at all: every test at 0, the reason
+    in ``error``."""
+    tests = [TestResult(e.test, e.title, 0.0, e.points, ERROR, e.visibility, message=message)
+             for e in rubric.entries.values()]
+    return GradeResult(
+        lab=lab.name, lab_title=lab.title, submission=name, score=0.0,
+        max_score=rubric.max_points, execution_time=seconds, tests=tests, device=device,
+        status="load_error", error=error, grader_version=__version__,
+        graded_at=graded_at or dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+
+
+class Grader:
+    """A long-lived grader for one lab: collects the hidden suite once, then grades submission
+    after submission in the same pytest session (see the module docstring).
+
+    One submission at a time: ``grade`` holds a lock."""
+
+    def __init__(self, lab_name: str, *, device: str = "auto", inprocess: bool = False,
+                 memo: ExpectationMemo | None = None) -> None:
+        self.lab = get_lab(lab_name)
+        self.device = resolve_device(device)
+        self.inprocess = inprocess
+        self.rubric = load_rubric(self.lab.suite_dir() / "rubric.yaml")
+        self.memo = memo if memo is not None else ExpectationMemo()
+        self.session = GradingSession(None, self.device, memo=self.memo)
+        self.graded = 0
+        self.signature: tuple = ()
+        self._lock = threading.Lock()
+        self._config: pytest.Config | None = None
+        self._pytest_session: pytest.Session | None = None
+        self._items: list[pytest.Item] = []
+        self._open()
+
+    @property
+    def closed(self) -> bool:
+        return self._config is None
+
+    def _open(self) -> None:
+        from _pytest.config import _prepareconfig
+        from _pytest.main import Session
+
+        log = io.StringIO()
+        with contextlib.redirect_stdout(log):
+            try:
+                config = _prepareconfig(suite_args(self.lab), plugins=[self.session])
+            except Exception as exc:  # noqa: BLE001 - a usage error or a broken conftest
+                raise GradingError(f"cannot start the {self.lab.name} hidden suite: {exc}"
+                                   ) from exc
+            session = Session.from_config(config)
+            session.exitstatus = pytest.ExitCode.OK
+            self._config, self._pytest_session = config, session
+            try:
+                config._do_configure()
+                config.hook.pytest_sessionstart(session=session)
+                config.hook.pytest_collection(session=session)
+            except BaseException as exc:
+                self.close()
+                if isinstance(exc, Exception):
+                    raise GradingError(f"the {self.lab.name} hidden suite did not collect: "
+                                       f"{exc}\n{log.getvalue()[-3000:]}") from exc
+                raise
+        if session.testsfailed or not session.items or not self.session.items:
+            self.close()
+            raise GradingError(f"the {self.lab.name} hidden suite did not collect:\n"
+                               + log.getvalue()[-3000:])
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:  # nobody reads it, and it would keep every report
+            config.pluginmanager.unregister(reporter)
+        self._items = list(session.items)
+
+    def grade(self, submission: Path) -> GradeResult:
+        """Grade one submission (the same result as ``grade_isolated``)."""
+        with self._lock:
+            if self._config is None:
+                raise GradingError("this grader is closed")
+            self.graded += 1
+            return _grade_one(submission, self.lab, self.rubric, self.device, self.inprocess,
+                              self._run)
+
+    def _run(self, runner: StudentRunner) -> GradingSession:
+        assert self._config is not None
+        state = self.session
+        state.begin(ModuleProxy(runner))
+        hook = self._config.hook
+        items = self._items
+        cwd = os.getcwd()
+        try:
+            with contextlib.redirect_stdout(state.log):
+                for i, item in enumerate(items):
+                    item.user_properties = []  # per run, as a fresh item would have
+                    item._report_sections = []
+                    # The last item has no successor, so every fixture (the module-scoped
+                    # student proxy included) is torn down before the next submission.
+                    nextitem = items[i + 1] if i + 1 < len(items) else None
+                    hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+        except Exception as exc:  # noqa: BLE001 - the session is unusable now
+            self.close()
+            raise GradingError(f"the {self.lab.name} hidden suite broke: {exc}") from exc
+        finally:
+            os.chdir(cwd)
+            state.student = None
+        return state
+
+    def close(self) -> None:
+        """End the pytest session (idempotent)."""
+        config, session = self._config, self._pytest_session
+        self._config = self._pytest_session = None
+        self._items = []
+        if config is None:
+            return
+        with contextlib.redirect_stdout(io.StringIO()):
+            try:
+                if session is not None:
+                    config.hook.pytest_sessionfinish(session=session, exitstatus=0)
+            finally:
+                config._ensure_unconfigure()
+
+    def __enter__(self) -> Grader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_SHARED: dict[tuple, Grader] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def suite_signature(lab: Lab) -> tuple:
+    """Changes whenever a file of the lab's hidden suite or its reference solution changes."""
+    paths = sorted(p for p in lab.suite_dir().rglob("*")
+                   if p.is_file() and "__pycache__" not in p.parts)
+    paths.append(lab.solution_path())
+    return tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in paths if p.exists())
+
+
+def shared_grader(lab_name: str, *, device: str = "auto", inprocess: bool = False) -> Grader:
+    """This process's ``Grader`` for a lab, device and isolation; rebuilt when the suite changes
+    on disk or the previous one broke."""
+    lab = get_lab(lab_name)
+    resolved = resolve_device(device)
+    key = (lab.name, resolved, inprocess, str(course_root()))
+    signature = suite_signature(lab)
+    with _SHARED_LOCK:
+        grader = _SHARED.get(key)
+        if grader is not None and (grader.closed or grader.signature != signature):
+            grader.close()
+            grader = None
+        if grader is None:
+            grader = Grader(lab.name, device=resolved, inprocess=inprocess)
+            grader.signature = signature
+            _SHARED[key] = grader
+        return grader
+
+
+def close_shared_graders() -> None:
+    """Close every cached grader of this process."""
+    with _SHARED_LOCK:
+        for grader in _SHARED.values():
+            grader.close()
+        _SHARED.clear()
 
 
 def _has(runner: StudentRunner, function: str) -> bool:

@@ -21,6 +21,7 @@ from rnngrade.diagnosis.mutants import (
     strip_markers,
 )
 from rnngrade.grading.checker import Checker, CheckRecord
+from rnngrade.grading.memo import EXPECTATION_MEMO
 from rnngrade.labs import get_lab
 from rnngrade.runner.inprocess import InProcessRunner
 from rnngrade.runner.proxy import ModuleProxy
@@ -98,4 +99,5 @@ def check(request: pytest.FixtureRequest, student: ModuleProxy,
     def record(entry: CheckRecord) -> None:
         request.node.user_properties.append((CHECK_KEY, entry.__dict__.copy()))
 
-    return Checker(student, reference, mutants, record)
+    return Checker(student, reference, mutants, record,
+                   memo=request.config.stash.get(EXPECTATION_MEMO, None))

@@ -2,8 +2,8 @@
 
 Secret text is every non-trivial line inside a ``# BEGIN SOLUTION`` region of a reference, every
 non-trivial line of a file under ``graders/suites/``, and every non-trivial line of a mutant's edit
-(old and new text). A secret line is a leak when it appears in the release — as a whole line, or
-inside a line for mutant edits — unless the course already publishes it in ``assignments/`` (an
+(old and new text). A secret is a leak when it appears anywhere in the release (a file, a notebook
+cell, a member of an .npz) unless the course already publishes it in ``assignments/`` (an
 instructor may quote a formula in a README, and a filled-in helper of the stub may share a line
 with a solution); a hidden-suite line is also excused when the shipped checks library holds it.
 """
@@ -22,9 +22,10 @@ from rnngrade.authoring.stubs import solution_regions
 from rnngrade.labs import available_labs
 
 MIN_LENGTH = 10  # shorter lines (``else:``, ``)``) say nothing about a solution
-# Lines that say nothing either: returning names, imports.
+# Lines that say nothing either: returning names, imports, the first line of a raise.
 TRIVIAL = re.compile(r"^(return|yield)\s+[\w\s,()]*$"
-                     r"|^(import|from)\s+[\w.]+(\s+import\s+[\w\s,]+)?(\s+as\s+\w+)?$")
+                     r"|^(import|from)\s+[\w.]+(\s+import\s+[\w\s,]+)?(\s+as\s+\w+)?$"
+                     r"|^raise\s+[\w.]+\(?$")
 
 
 @dataclass(frozen=True)
@@ -128,32 +129,26 @@ def published_lines(root: Path) -> set[str]:
     return lines
 
 
-def library_lines() -> set[str]:
-    """Lines of the student side of the rnngrade package (shipped by design, e.g. a
-    ``total.backward()`` that a hidden suite happens to share)."""
+def library_text() -> str:
+    """The source of the student side of the rnngrade package (shipped by design; a hidden suite
+    shares lines with it, e.g. ``total.backward()`` or a usage example in a docstring)."""
     from rnngrade.release.package import student_modules
 
-    return {line.strip() for path in student_modules().values()
-            for line in path.read_text(encoding="utf-8").splitlines()}
+    return "\n".join(path.read_text(encoding="utf-8") for path in student_modules().values())
 
 
 def find_leaks(release: Path, root: Path) -> list[Leak]:
-    """Every secret line of the course at ``root`` found in the release folder. Solution and
-    mutant lines are excused only when ``assignments/`` publishes them; hidden-suite lines also
-    when the shipped checks library holds them."""
-    published = published_lines(root)
-    published_text = "\n".join(sorted(published))
-    library = library_lines()
-    suites = {k: v for k, v in suite_lines(root).items() if k not in library}
-    whole_lines = {**suites, **solution_lines(root)}
-    edits = mutant_edit_lines(root)
-    leaks: dict[tuple[str, str], Leak] = {}
-    for place, text in release_texts(release).items():
-        lines = {line.strip() for line in text.splitlines()}
-        for secret in sorted(lines & whole_lines.keys()):
-            if secret not in published:
-                leaks.setdefault((place, secret), Leak(place, secret, whole_lines[secret]))
-        for secret, origin in edits.items():
-            if secret in text and secret not in published_text:
-                leaks.setdefault((place, secret), Leak(place, secret, origin))
-    return list(leaks.values())
+    """Every secret of the course at ``root`` found anywhere in the release folder (inside a line
+    too: a JSON string, a sentence). Solution and mutant lines are excused only when
+    ``assignments/`` publishes them; hidden-suite lines also when the shipped checks library
+    holds them."""
+    published = "\n".join(sorted(published_lines(root)))
+    library = library_text()
+    secrets = {k: v for k, v in suite_lines(root).items() if k not in library}
+    secrets.update(mutant_edit_lines(root))
+    secrets.update(solution_lines(root))
+    texts = release_texts(release)
+    everything = "\n".join(texts.values())
+    found = [s for s in secrets if s in everything and s not in published]
+    return [Leak(place, secret, secrets[secret])
+            for secret in found for place, text in texts.items() if secret in text]

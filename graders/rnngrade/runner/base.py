@@ -84,6 +84,9 @@ class StudentError(Exception):
         self.function = function
         self.stdout = stdout
         self.stderr = stderr
+        # set by the grader when a known mistake (mutant) fails in exactly the same way
+        self.diagnosis: list[str] = []
+        self.hint = ""
 
     def __str__(self) -> str:
         return self.message

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dis
 import io
 import time
 import types
+
+import numpy as np
 
 from rnngrade.runner.base import (
     EXCEPTION,
@@ -34,7 +37,13 @@ class InProcessRunner:
 
     @classmethod
     def from_source(cls, source: str, filename: str, capture: bool = True) -> InProcessRunner:
-        built = build_module(source, filename)
+        """Build the module; with ``capture``, what its top-level code prints is discarded."""
+        if not capture:
+            built = build_module(source, filename)
+        else:
+            with contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                built = build_module(source, filename)
         return cls(built.module, built.notes, built.fatal, capture=capture)
 
     def has_function(self, function: str) -> bool:
@@ -86,6 +95,14 @@ class InProcessRunner:
         except StudentError:
             raise
         except Exception as exc:  # noqa: BLE001 - any student exception fails the check
+            missing = missing_function(exc, self.module)
+            if missing:  # a grader helper looked the function up: say it is missing
+                raise StudentError(MISSING_FUNCTION, f"the submission does not define `{missing}`",
+                                   function=missing) from None
+            unfinished = unfinished_message(exc, getattr(self.module, "__file__", None), name)
+            if unfinished:  # a template's None placeholder: unfinished, not a crash
+                raise StudentError(NOT_IMPLEMENTED, unfinished, function=name,
+                                   stdout=out.getvalue()) from exc
             raise StudentError(EXCEPTION, describe_exception(exc, self.module), function=name,
                                stdout=out.getvalue()) from exc
         return CallResult(value, call_args, call_kwargs, out.getvalue(), err.getvalue(),
@@ -105,20 +122,45 @@ def resolve_function_refs(value, call_args: tuple):
 def describe_exception(exc: BaseException, module: types.ModuleType) -> str:
     """``Type: message`` and the student's own lines of the traceback (never grader lines)."""
     filename = getattr(module, "__file__", None)
-    lines = []
-    tb = exc.__traceback__
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        if code.co_filename == filename:
-            lines.append(f"  line {tb.tb_lineno}, in {code.co_name}")
-        tb = tb.tb_next
-    text = f"{type(exc).__name__}: {exc}"
-    hint = removed_alias_hint(exc) or unfinished_hint(exc)
+    lines = [f"  line {lineno}, in {function}"
+             for _, lineno, function in student_frames(exc, filename)]
+    text = exception_text(exc)
+    hint = unfinished_hint(exc)
     if hint:
         text += f" — {hint}"
     if lines:
         text += "\n" + "\n".join(lines[-5:])
     return text
+
+
+def student_frames(exc: BaseException,
+                   filename: str | None) -> list[tuple[types.FrameType, int, str]]:
+    """(frame, line, function) of the traceback entries in the student's file, outermost first."""
+    found = []
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if filename is not None and code.co_filename == filename:
+            found.append((tb.tb_frame, tb.tb_lineno, code.co_name))
+        tb = tb.tb_next
+    return found
+
+
+def exception_text(exc: BaseException) -> str:
+    """``Type: message``; for a removed NumPy alias only the first line, with the replacement."""
+    text = f"{type(exc).__name__}: {_safe_str(exc)}"
+    hint = removed_alias_hint(exc)
+    if hint:
+        text = f"{text.splitlines()[0].rstrip('.')} — {hint}"
+    return text
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - a student exception whose __str__ fails
+        return "<the exception could not be printed>"
+    return text if type(text) is str else "<the exception could not be printed>"
 
 
 REMOVED_NUMPY_ALIASES = {"float": "float", "int": "int", "bool": "bool", "complex": "complex",
@@ -127,16 +169,91 @@ REMOVED_NUMPY_ALIASES = {"float": "float", "int": "int", "bool": "bool", "comple
 
 def removed_alias_hint(exc: BaseException) -> str:
     """Name the replacement when a submission used a NumPy alias removed in NumPy 1.24."""
-    if isinstance(exc, AttributeError) and "numpy" in str(exc):
-        for alias, replacement in REMOVED_NUMPY_ALIASES.items():
-            if f"attribute '{alias}'" in str(exc):
-                return (f"`np.{alias}` was removed from NumPy in 1.24; "
-                        f"use the builtin `{replacement}`")
+    if isinstance(exc, AttributeError):
+        text = _safe_str(exc)
+        if "numpy" in text:
+            for alias, replacement in REMOVED_NUMPY_ALIASES.items():
+                if f"attribute '{alias}'" in text:
+                    return (f"`np.{alias}` was removed from NumPy in 1.24; "
+                            f"use the builtin `{replacement}`")
     return ""
 
 
 def unfinished_hint(exc: BaseException) -> str:
     """A crash on a value that is still None reads as unfinished work, not as a bug."""
-    if isinstance(exc, TypeError | AttributeError) and "NoneType" in str(exc):
+    if isinstance(exc, TypeError | AttributeError) and "NoneType" in _safe_str(exc):
         return "a value is still None: looks unfinished (is a template placeholder left as None?)"
     return ""
+
+
+def missing_function(exc: BaseException, module: types.ModuleType | None) -> str:
+    """The name a grader helper failed to find on the student's module (``getattr(module,
+    "lstm_cell")`` for a submission without it); "" for any other exception."""
+    if type(exc) is not AttributeError or module is None or getattr(exc, "obj", None) is not module:
+        return ""
+    name = getattr(exc, "name", None)
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is not None and tb.tb_frame.f_code.co_filename == getattr(module, "__file__", None):
+        return ""  # the student's own code asked for it
+    return name if isinstance(name, str) else ""
+
+
+UNFINISHED = "looks unfinished"
+_NONE_SYMPTOMS = ("NoneType", "not None")  # what None in place of an array or a number causes
+_NONE_EXCEPTIONS = (TypeError, AttributeError, ValueError, IndexError,
+                    getattr(np, "exceptions", np).AxisError)
+_LOADS = ("LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_FAST_CHECK",
+          "LOAD_FAST_LOAD_FAST", "LOAD_FAST_AND_CLEAR")
+
+
+def unfinished_message(exc: BaseException, filename: str | None, function: str) -> str:
+    """What a template's ``None`` placeholder left in place causes (``dx = None`` and later
+    ``dx[:, :, t] = ...``, ``range(None)``, unpacking ``None``): a message that reads as
+    unfinished and names the variables still None; "" for any other exception."""
+    if type(exc) not in _NONE_EXCEPTIONS:  # exact types: nothing of the student's runs here
+        return ""
+    frames = student_frames(exc, filename)
+    names: list[str] = []
+    where = ""
+    if frames:
+        frame, lineno, function = frames[-1]
+        names = none_variables(frame, lineno)
+        where = f" (line {lineno})"
+    text = exception_text(exc).splitlines()[0]
+    if not names and not any(symptom in text for symptom in _NONE_SYMPTOMS):
+        return ""
+    if names:
+        listed = ", ".join(f"`{n}`" for n in names)
+        what = f"{listed} {'is' if len(names) == 1 else 'are'} still None{where}"
+    else:
+        what = f"a value is None where an array or a number is needed{where}"
+    return (f"`{function}` {UNFINISHED}: {what}, so it fails with {text}. "
+            "Is there still a `None` placeholder from the template?")
+
+
+def none_variables(frame: types.FrameType, lineno: int) -> list[str]:
+    """The variables read on line ``lineno`` of ``frame``'s code whose value is None."""
+    found: list[str] = []
+    line = None
+    try:
+        instructions = list(dis.get_instructions(frame.f_code))
+    except Exception:  # noqa: BLE001 - odd code objects: name nothing
+        return found
+    for instruction in instructions:
+        positions = getattr(instruction, "positions", None)
+        if positions is not None and positions.lineno is not None:
+            line = positions.lineno
+        elif isinstance(instruction.starts_line, int) and instruction.starts_line is not True:
+            line = instruction.starts_line
+        if line != lineno or instruction.opname not in _LOADS:
+            continue
+        argval = instruction.argval
+        for name in argval if isinstance(argval, tuple) else (argval,):
+            if not isinstance(name, str) or name in found:
+                continue
+            scope = frame.f_locals if name in frame.f_locals else frame.f_globals
+            if name in scope and scope[name] is None:
+                found.append(name)
+    return found

@@ -3,7 +3,8 @@
 Runs on the student side (inside the worker, or in-process with ``--inprocess``):
 
 - ``np`` is predefined (classic notebooks imported it in a cell that was not exported);
-- the classic platform's helper modules resolve to stand-ins (see ``standins``);
+- the classic platform's helper modules resolve to stand-ins (see ``standins``), and
+  ``get_ipython()`` (magics in a script exported from a notebook) does nothing;
 - source that does not parse as a whole is salvaged: every top-level statement that parses on its
   own is kept, and the notes say which lines were skipped;
 - top-level statements run one at a time; one that raises is noted and skipped, and the rest
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 import sys
 import traceback
 import types
@@ -21,7 +23,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rnngrade.submission.standins import looks_like_platform_test, make_standins
+from rnngrade.submission.standins import (
+    get_ipython,
+    looks_like_platform_test,
+    make_standins,
+)
 
 
 @dataclass
@@ -51,6 +57,7 @@ def salvage_source(source: str) -> tuple[str, list[str]]:
             starts.append(i)
     kept: list[str] = []
     skipped: list[tuple[int, int]] = []
+    lost: dict[int, list[str]] = {}  # first line of a skipped chunk -> functions defined there
     bounds = starts + [len(lines)]
     for begin, end in zip(bounds, bounds[1:]):
         chunk = "".join(lines[begin:end])
@@ -58,16 +65,24 @@ def salvage_source(source: str) -> tuple[str, list[str]]:
             ast.parse(chunk)
         except SyntaxError:
             skipped.append((begin + 1, _last_code_line(lines, begin, end) + 1))
+            lost[begin + 1] = _DEF.findall(chunk)
             kept.append("\n" * (end - begin))  # keep line numbers stable for tracebacks
             continue
         kept.append(chunk if chunk.endswith("\n") else chunk + "\n")
     prefix = "".join(lines[: starts[0]]) if starts else ""
-    notes = [
-        f"lines {a}-{b} do not parse as Python and were skipped" if a != b
-        else f"line {a} does not parse as Python and was skipped"
-        for a, b in _merge(skipped)
-    ]
+    notes = []
+    for a, b in _merge(skipped):
+        note = (f"lines {a}-{b} do not parse as Python and were skipped" if a != b
+                else f"line {a} does not parse as Python and was skipped")
+        names = [n for first, found in lost.items() if a <= first <= b for n in found]
+        if names:
+            note += (" — they define " + ", ".join(f"`{n}`" for n in names)
+                     + ", which cannot be graded")
+        notes.append(note)
     return prefix + "".join(kept), notes
+
+
+_DEF = re.compile(r"^(?:async\s+)?def\s+(\w+)", re.MULTILINE)
 
 
 def _next_code_line(lines: list[str], start: int) -> int:
@@ -79,7 +94,7 @@ def _next_code_line(lines: list[str], start: int) -> int:
 
 def _last_code_line(lines: list[str], begin: int, end: int) -> int:
     for i in range(end - 1, begin - 1, -1):
-        if lines[i].strip():
+        if lines[i].strip() and not lines[i].lstrip().startswith("#"):
             return i
     return begin
 
@@ -122,9 +137,11 @@ def build_module(source: str, filename: str, module_name: str = "submission") ->
     module_builtins = dict(vars(builtins))
     standins = make_standins(_undefined_test_names(tree))
     module_builtins["__import__"] = _StandinImporter(builtins.__import__, standins)
+    module_builtins.setdefault("get_ipython", get_ipython)  # magics in a .py export
     module.__dict__["__builtins__"] = module_builtins
     module.__dict__["np"] = np
     sys.modules[module_name] = module
+    failures: list[tuple[int, str]] = []
     for statement in tree.body:
         try:
             code = compile(ast.Module(body=[statement], type_ignores=[]), filename, "exec")
@@ -133,9 +150,23 @@ def build_module(source: str, filename: str, module_name: str = "submission") ->
             raise
         except BaseException as exc:  # noqa: BLE001 - any top-level failure is the submission's
             kind = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            notes.append(f"line {statement.lineno}: top-level code raised {kind}; skipped "
-                         "(functions are still graded)")
-    return BuiltModule(module, notes)
+            failures.append((statement.lineno, kind.splitlines()[0] if kind else
+                             type(exc).__name__))
+    return BuiltModule(module, notes + _failure_notes(failures))
+
+
+def _failure_notes(failures: list[tuple[int, str]], shown: int = 3) -> list[str]:
+    """One note per failing top-level statement, the ones after ``shown`` in a single note."""
+    notes = [f"line {line}: top-level code uses something that still looks unfinished ({kind}); "
+             "skipped (functions are still graded)" if "NoneType" in kind else
+             f"line {line}: top-level code raised {kind}; skipped (functions are still graded)"
+             for line, kind in failures[:shown]]
+    rest = failures[shown:]
+    if rest:
+        lines = ", ".join(str(line) for line, _ in rest[:12]) + (", ..." if len(rest) > 12 else "")
+        notes.append(f"{len(rest)} more top-level statement(s) raised as well (lines {lines}); "
+                     "skipped (demo code does not affect the grade)")
+    return notes
 
 
 def _undefined_test_names(tree: ast.Module) -> frozenset[str]:

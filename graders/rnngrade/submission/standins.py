@@ -3,7 +3,8 @@
 Classic notebooks do ``from rnn_utils import *``, ``from public_tests import *`` and
 ``from test_utils import ...`` and call those tests at top level. In the grader these imports get
 these small modules: ``rnn_utils`` gives ``softmax`` (over axis 0) and ``sigmoid``; the test helpers
-accept any call and do nothing.
+accept any call and do nothing. Scripts exported from notebooks call ``get_ipython()`` for their
+magics; that gets a shell whose methods do nothing.
 """
 
 from __future__ import annotations
@@ -30,6 +31,21 @@ class _DoNothing:
 
     def __call__(self, *args, **kwargs) -> None:
         return None
+
+
+class _IPythonShell:
+    """What ``get_ipython()`` returns in a script exported from a notebook: every method
+    (``run_line_magic``, ``system``, ...) does nothing."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _DoNothing(name)
+
+
+def get_ipython() -> _IPythonShell:
+    """Stand-in for IPython's ``get_ipython`` (nbconvert writes magics as calls to it)."""
+    return _IPythonShell()
 
 
 class _PlatformTestModule(types.ModuleType):

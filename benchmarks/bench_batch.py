@@ -1,0 +1,175 @@
+"""Throughput and memory of ``rnngrade batch`` on a synthetic class.
+
+    python benchmarks/bench_batch.py                 # lab1 and lab3, in-process, 200 each
+    python benchmarks/bench_batch.py --sandbox       # student code in the sandbox (+ hostile)
+    python benchmarks/bench_batch.py --memory 500    # peak memory over 500 lab1 submissions
+
+For each lab and worker count it prints submissions per second, overall (worker start-up
+included) and in steady state (from the first result to the last), the grader's time per
+submission split into the checks themselves (the test bodies: student, reference, comparisons,
+diagnosis) and the overhead around them (loading the submission, fixtures, pytest's protocol),
+the same for one ``pytest.main`` session per submission (the old path), and the peak resident
+memory of the coordinator and the workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+from rnngrade.gradebook.batch import BatchOptions, ProgressHook, run_batch
+from rnngrade.gradebook.store import GRADED, Gradebook
+from rnngrade.gradebook.synthetic import make_class
+from rnngrade.labs import get_lab
+
+
+class Probe(ProgressHook):
+    """Timestamps every result and samples the memory of the coordinator and its workers."""
+
+    def __init__(self, every: int = 25) -> None:
+        self.times: list[float] = []
+        self.samples: list[tuple[int, float, float]] = []  # (done, coordinator MiB, worker MiB)
+        self.peak_coordinator = 0.0
+        self.peak_worker = 0.0
+        self.every = every
+
+    def start(self, total: int, skipped: int) -> None:
+        self.started = time.perf_counter()
+
+    def advance(self, student: str, status: str) -> None:
+        self.times.append(time.perf_counter())
+        done = len(self.times)
+        if done == 1 or done % self.every == 0:
+            coordinator, worker = rss()
+            self.samples.append((done, coordinator, worker))
+        coordinator, worker = peak_rss()
+        self.peak_coordinator = max(self.peak_coordinator, coordinator)
+        self.peak_worker = max(self.peak_worker, worker)
+
+    def steady_rate(self) -> float:
+        if len(self.times) < 3:
+            return 0.0
+        return (len(self.times) - 1) / (self.times[-1] - self.times[0])
+
+
+def _workers() -> list[psutil.Process]:
+    return [p for p in psutil.Process().children(recursive=False)
+            if "rnngrade" in p.name() or "python" in p.name()]
+
+
+def rss() -> tuple[float, float]:
+    """Current RSS (MiB) of this process and of the largest worker."""
+    me = psutil.Process().memory_info().rss / 2**20
+    workers = [p.memory_info().rss / 2**20 for p in _workers() if p.is_running()]
+    return me, max(workers, default=0.0)
+
+
+def peak_rss() -> tuple[float, float]:
+    """Peak RSS so far (VmHWM, MiB) of this process and of the largest worker."""
+
+    def hwm(pid: int) -> float:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return 0.0
+
+    return hwm(psutil.Process().pid), max((hwm(p.pid) for p in _workers()), default=0.0)
+
+
+def bench(lab: str, n: int, jobs: int, inprocess: bool, hostile: bool, every: int = 25
+          ) -> dict:
+    with tempfile.TemporaryDirectory(prefix="rnngrade-bench-") as tmp:
+        folder, out = Path(tmp) / "class", Path(tmp) / "out"
+        make_class(folder, lab, n, hostile=hostile and not inprocess, bad=True)
+        probe = Probe(every)
+        cpu = time.process_time()
+        report = run_batch([folder], BatchOptions(lab, out, jobs=jobs, inprocess=inprocess,
+                                                  device="cpu"), probe)
+        book = Gradebook(out / "gradebook.sqlite")
+        try:
+            executions, checks = [], []
+            for row in book.current_rows(lab):
+                if row["status"] != GRADED:
+                    continue
+                result = book.load_result(row["id"])
+                executions.append(result.execution_time)
+                checks.append(sum(c.seconds for t in result.tests for c in t.cases))
+        finally:
+            book.close()
+    return {"lab": lab, "n": n, "jobs": jobs, "overall": report.graded / report.seconds,
+            "steady": probe.steady_rate(), "seconds": report.seconds,
+            "exec": statistics.fmean(executions) if executions else 0.0,
+            "checks": statistics.fmean(checks) if checks else 0.0,
+            "coordinator_cpu": (time.process_time() - cpu) / max(report.graded, 1),
+            "samples": probe.samples, "peak_coordinator": probe.peak_coordinator,
+            "peak_worker": probe.peak_worker, "errors": report.errors}
+
+
+def isolated_cost(lab: str, inprocess: bool, k: int = 4) -> float:
+    """Seconds per submission with one pytest.main session each (the per-submission path)."""
+    from rnngrade.grading.engine import grade_isolated
+
+    with tempfile.TemporaryDirectory(prefix="rnngrade-bench-") as tmp:
+        samples = make_class(Path(tmp), lab, k, forms=("py",))
+        grade_isolated(samples[0].path, lab, device="cpu", inprocess=inprocess)  # warm imports
+        started = time.perf_counter()
+        for sample in samples:
+            grade_isolated(sample.path, lab, device="cpu", inprocess=inprocess)
+        return (time.perf_counter() - started) / len(samples)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-n", type=int, default=200, help="submissions per run")
+    parser.add_argument("--labs", nargs="+", default=["lab1", "lab3"])
+    parser.add_argument("--jobs", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--sandbox", action="store_true",
+                        help="grade in the sandbox (default: --inprocess) and add the hostile "
+                             "submissions")
+    parser.add_argument("--memory", type=int, default=0, metavar="N",
+                        help="also grade N lab1 submissions at -j 2 and report memory")
+    args = parser.parse_args(argv)
+    inprocess = not args.sandbox
+    mode = "sandbox" if args.sandbox else "in-process"
+    print(f"rnngrade batch benchmark: {psutil.cpu_count()} CPUs, {mode}, "
+          f"{args.n} submissions per run (correct, mutants, stub, bad entries"
+          f"{', hostile' if args.sandbox else ''})")
+    for lab in args.labs:
+        if not (get_lab(lab).suite_dir() / "rubric.yaml").exists():
+            print(f"{lab}: skipped (graders/suites/{lab}/rubric.yaml is missing)")
+            continue
+        old = isolated_cost(lab, inprocess)
+        for jobs in args.jobs:
+            r = bench(lab, args.n, jobs, inprocess, hostile=True)
+            overhead = r["exec"] - r["checks"]
+            print(f"{lab} -j {jobs}: {r['steady']:.1f} submissions/s steady, "
+                  f"{r['overall']:.1f}/s overall ({r['n']} in {r['seconds']:.1f} s, "
+                  f"{r['errors']} not graded); per submission {1000 * r['exec']:.0f} ms = "
+                  f"{1000 * r['checks']:.0f} ms checks + {1000 * overhead:.0f} ms overhead "
+                  f"(one pytest.main per submission: {1000 * old:.0f} ms); coordinator "
+                  f"CPU {1000 * r['coordinator_cpu']:.0f} ms per submission; peak RSS "
+                  f"coordinator {r['peak_coordinator']:.0f} MiB, worker "
+                  f"{r['peak_worker']:.0f} MiB")
+    if args.memory:
+        r = bench("lab1", args.memory, 2, inprocess, hostile=True, every=max(args.memory // 10, 1))
+        print(f"memory over {args.memory} lab1 submissions at -j 2 ({r['steady']:.1f}/s): "
+              f"peak coordinator {r['peak_coordinator']:.0f} MiB, peak worker "
+              f"{r['peak_worker']:.0f} MiB")
+        print("  RSS after  " + ", ".join(f"{done}: {c:.0f}/{w:.0f}"
+                                           for done, c, w in r["samples"])
+              + "  (coordinator/worker MiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

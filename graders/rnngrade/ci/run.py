@@ -1,0 +1,248 @@
+"""``rnngrade ci``: grade the labs a pull request touches and post the feedback on it.
+
+Reads the GitHub Actions environment (``GITHUB_EVENT_PATH``, ``GITHUB_REPOSITORY``,
+``GITHUB_API_URL``, ``GITHUB_STEP_SUMMARY``, ``GITHUB_TOKEN``); every value can be given as an
+option instead. Which labs: ``--lab``, else the labs of the files the pull request changes
+(GitHub API), else a ``labN`` in the pull request's title or branch name. Each lab is graded from
+the checkout (the lab's ``.py`` file when the student changed it, else the lab's notebook), the
+reports go to ``--out/labN/``, the comment body to ``--out/pr_comment.md`` and the job summary; with
+a token the comment is posted, or updated when an earlier run posted one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rnngrade.ci.comment import render_pr_comment
+from rnngrade.ci.github import MARKER, GitHubClient, GitHubError
+from rnngrade.labs import LABS, Lab, get_lab
+from rnngrade.results.model import GradeResult
+
+EXIT_OK, EXIT_USAGE, EXIT_GRADER, EXIT_GITHUB = 0, 2, 4, 5
+_LAB_PATH = re.compile(r"^assignments/(lab\d+)/")
+_LAB_WORD = re.compile(r"(?<![a-z0-9])lab[\s_-]?(\d+)(?!\d)", re.IGNORECASE)
+
+
+@dataclass
+class CiOptions:
+    """Everything ``rnngrade ci`` needs; ``from_env`` fills it from options and the environment."""
+
+    submission: Path = Path(".")
+    labs: list[str] = field(default_factory=list)
+    out: Path = Path("rnngrade-feedback")
+    device: str = "auto"
+    inprocess: bool = False
+    token: str = ""
+    event_path: Path | None = None
+    repo: str = ""
+    pr: int | None = None
+    api_url: str = "https://api.github.com"
+    summary_path: Path | None = None
+    comment: bool = True
+    retries: int = 4
+    backoff: float = 1.0
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str], **given: Any) -> CiOptions:
+        """Options win over the environment; ``None`` means "not given"."""
+        given = {k: v for k, v in given.items() if v is not None}
+        event = environ.get("GITHUB_EVENT_PATH")
+        summary = environ.get("GITHUB_STEP_SUMMARY")
+        defaults: dict[str, Any] = {
+            "token": environ.get("GITHUB_TOKEN", ""),
+            "event_path": Path(event) if event else None,
+            "repo": environ.get("GITHUB_REPOSITORY", ""),
+            "api_url": environ.get("GITHUB_API_URL") or "https://api.github.com",
+            "summary_path": Path(summary) if summary else None,
+            "retries": int(environ.get("RNNGRADE_CI_RETRIES", 4)),
+            "backoff": float(environ.get("RNNGRADE_CI_BACKOFF", 1.0)),
+        }
+        return cls(**{**defaults, **given})
+
+
+def read_event(path: Path | None) -> dict[str, Any]:
+    if path is None or not path.is_file():
+        return {}
+    try:
+        event = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return {}
+    return event if isinstance(event, dict) else {}
+
+
+def pr_number(event: dict[str, Any]) -> int | None:
+    """The pull request of a ``pull_request``/``pull_request_target`` (or PR comment) event."""
+    pull, issue = event.get("pull_request"), event.get("issue")
+    if isinstance(pull, dict) and isinstance(pull.get("number"), int):
+        return pull["number"]
+    if isinstance(issue, dict) and "pull_request" in issue and isinstance(issue.get("number"),
+                                                                          int):
+        return issue["number"]
+    return None
+
+
+def labs_in_paths(paths: list[str]) -> list[str]:
+    """Labs of the course whose ``assignments/labN/`` folder holds one of ``paths``."""
+    found = {m.group(1) for p in paths if (m := _LAB_PATH.match(p))}
+    return sorted((lab for lab in found if lab in LABS), key=_lab_order)
+
+
+def labs_in_text(texts: list[str]) -> list[str]:
+    """Labs named in free text: ``lab2``, ``Lab 3``, ``lab_4``, ``lab-5``."""
+    found = {f"lab{int(m.group(1))}" for text in texts for m in _LAB_WORD.finditer(text or "")}
+    return sorted((lab for lab in found if lab in LABS), key=_lab_order)
+
+
+def _lab_order(name: str) -> int:
+    return int(name[3:])
+
+
+def _normalised(text: str) -> str:
+    return text.replace("\r\n", "\n").strip()
+
+
+def _notebook_code(data: bytes, name: str) -> str | None:
+    from rnngrade.submission.notebook import NotebookError, notebook_source
+
+    try:
+        return _normalised(notebook_source(data.decode("utf-8-sig", "replace"), name)[0])
+    except NotebookError:
+        return None
+
+
+def choose_submission(lab: Lab, checkout: Path) -> tuple[Path, list[str]]:
+    """What to grade in a student checkout: ``<module>.py`` when it differs from the stub, else
+    ``labN.ipynb`` when its code differs from the released notebook, else the (untouched) module.
+    Returns the path and notes for the student."""
+    from rnngrade.authoring.generate import notebook_for, stub_for
+
+    folder = checkout / "assignments" / lab.name
+    module, notebook = folder / lab.filename, folder / f"{lab.name}.ipynb"
+    module_edited = module.is_file() and _normalised(module.read_text("utf-8", "replace")) \
+        != _normalised(stub_for(lab).content.decode())
+    notebook_edited = notebook.is_file() and _notebook_code(notebook.read_bytes(), notebook.name) \
+        != _notebook_code(notebook_for(lab).content, notebook.name)
+    if module_edited:
+        notes = [f"graded {lab.filename}; the changes in {notebook.name} were not graded (work "
+                 "in one of the two)"] if notebook_edited else []
+        return module, notes
+    if notebook_edited:
+        return notebook, [f"graded {notebook.name}: {lab.filename} is unchanged"]
+    if module.is_file():
+        return module, []
+    return (notebook if notebook.is_file() else folder), []
+
+
+def choose_labs(options: CiOptions, event: dict[str, Any], client: GitHubClient | None,
+                number: int | None) -> tuple[list[str], str]:
+    """The labs to grade and how they were chosen (for the comment)."""
+    if options.labs:
+        return [get_lab(name).name for name in options.labs], "for the labs asked for (--lab)"
+    if client is not None and number is not None:
+        files = client.pull_request_files(number)
+        return labs_in_paths(files), "for the labs whose files this pull request changes"
+    pull = event.get("pull_request") or {}
+    texts = [pull.get("title", ""), (pull.get("head") or {}).get("ref", "")]
+    return labs_in_text(texts), "for the lab named in the pull request's title or branch"
+
+
+def grade_lab(lab: Lab, options: CiOptions) -> GradeResult:
+    from rnngrade.grading.engine import grade
+    from rnngrade.results.render import write_reports
+
+    path, notes = choose_submission(lab, options.submission)
+    result = grade(path, lab.name, device=options.device, inprocess=options.inprocess)
+    result.notes = notes + result.notes
+    write_reports(result, options.out / lab.name)
+    return result
+
+
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def run_ci(options: CiOptions, say: Callable[[str], None] = print,
+           warn: Callable[[str], None] = _stderr) -> int:
+    """Grade, write reports, job summary and comment body, post the comment; the exit code."""
+    from rnngrade.grading.engine import GradingError
+
+    event = read_event(options.event_path)
+    number = options.pr if options.pr is not None else pr_number(event)
+    sha = ((event.get("pull_request") or {}).get("head") or {}).get("sha", "")
+    author = ((event.get("pull_request") or {}).get("user") or {}).get("login")
+    client = None
+    if options.token and options.repo:
+        client = GitHubClient(options.api_url, options.repo, options.token,
+                              retries=options.retries, backoff=options.backoff)
+    try:
+        labs, source = choose_labs(options, event, client, number)
+    except GitHubError as exc:
+        warn(f"rnngrade ci: cannot list the files of pull request #{number}: {exc}")
+        return EXIT_GITHUB
+    results: list[GradeResult] = []
+    problems: list[tuple[str, str]] = []
+    code = EXIT_OK
+    for name in labs:
+        lab = get_lab(name)
+        if not (lab.suite_dir() / "rubric.yaml").exists():
+            problems.append((name, "no hidden tests for this lab yet: run its public tests"))
+            continue
+        try:
+            result = grade_lab(lab, options)
+        except GradingError as exc:
+            problems.append((name, "the grader could not run; your instructor has been told"))
+            warn(f"rnngrade ci: {name}: the grader cannot run: {exc}")
+            code = EXIT_GRADER
+            continue
+        results.append(result)
+        say(f"{name}: {result.score:g}/{result.max_score:g}"
+            + (f" (not graded: {result.error})" if result.error else ""))
+    if not labs:
+        say("rnngrade ci: no lab to grade " + source.replace("for the", "among the"))
+    body = render_pr_comment(results, problems, sha=sha, source=source if labs else "")
+    options.out.mkdir(parents=True, exist_ok=True)
+    (options.out / "pr_comment.md").write_text(body, encoding="utf-8")
+    if options.summary_path is not None:
+        with options.summary_path.open("a", encoding="utf-8") as summary:
+            summary.write(body.replace(MARKER + "\n", "", 1).rstrip() + "\n\n")
+    if not options.comment or not labs:
+        return code
+    if client is None or number is None:
+        missing = "no token (--token or GITHUB_TOKEN) or repository" if client is None \
+            else "no pull request number in the event (--pr)"
+        say(f"rnngrade ci: no comment posted ({missing}); the body is in "
+            f"{options.out / 'pr_comment.md'}")
+        return code
+    try:
+        action, comment = client.upsert_comment(number, body, not_by=author)
+    except GitHubError as exc:  # GitHubAuthError included: its message says what to fix
+        warn(f"rnngrade ci: cannot comment on pull request #{number}: {exc}")
+        return EXIT_GITHUB
+    say(f"{action} the feedback comment on pull request #{number}: "
+        f"{(comment or {}).get('html_url', '')}".rstrip(": "))
+    return code
+
+
+def main_from_args(args: Any, environ: Mapping[str, str] | None = None) -> int:
+    """``rnngrade ci`` with argparse's namespace."""
+    from rnngrade.labs import UnknownLabError
+
+    options = CiOptions.from_env(
+        os.environ if environ is None else environ, submission=args.submission,
+        labs=args.lab, out=args.out, device=args.device, inprocess=args.inprocess,
+        token=args.token, event_path=args.event, repo=args.repo, pr=args.pr,
+        api_url=args.api_url, summary_path=args.summary, comment=not args.no_comment)
+    try:
+        for name in options.labs:
+            get_lab(name)
+    except UnknownLabError as exc:
+        _stderr(f"rnngrade: {exc}")
+        return EXIT_USAGE
+    return run_ci(options)

@@ -1,0 +1,377 @@
+"""Where submissions are graded: a local pool of grading processes, or a Dask cluster.
+
+Both run the same function, ``grade_payload``, in long-lived processes that keep one ``Grader``
+per lab (the hidden suite collected once, expected values memoised), and both only *return*
+results: the coordinator alone writes the gradebook and the reports.
+
+An outcome is plain data: ``{"result": GradeResult dict, "worker": ..., "seconds": ...}`` when the
+submission was graded (whatever its score), ``{"error": message, "status": "error"|"timeout"}``
+when the grader could not finish it, or ``{"fatal": message}`` when the grader itself is broken
+(a bad suite or rubric, a different grader version on a Dask worker): the batch then stops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import multiprocessing
+import os
+import signal
+import socket
+import threading
+import time
+import traceback
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from functools import cache
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from rnngrade import __version__
+
+Task = tuple[str, dict]  # (key, Payload.to_wire())
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                    "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+
+
+@dataclass(frozen=True)
+class GradingSpec:
+    """What every worker needs to know to grade: lab, device, isolation."""
+
+    lab: str
+    device: str  # resolved: cpu | cuda
+    inprocess: bool
+
+    def to_wire(self) -> dict:
+        return asdict(self)
+
+
+class GraderBroken(RuntimeError):
+    """The grader cannot grade anything (reported by a worker as a 'fatal' outcome)."""
+
+
+@cache
+def suite_digest(lab_name: str) -> str:
+    """SHA-256 over the lab's hidden suite (its source and data files) and reference solution."""
+    from rnngrade.labs import get_lab
+    from rnngrade.paths import course_root
+
+    lab = get_lab(lab_name)
+    root = course_root()
+    h = hashlib.sha256()
+    files = sorted(p for p in lab.suite_dir().rglob("*")
+                   if p.is_file() and p.suffix in (".py", ".yaml", ".yml", ".json", ".npz")
+                   and "__pycache__" not in p.parts)
+    for path in [*files, lab.solution_path()]:
+        if path.exists():
+            h.update(path.relative_to(root).as_posix().encode() + b"\0")
+            h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def grader_version(lab_name: str) -> str:
+    """The version a gradebook records: the package version and the suite's digest. A result
+    graded under another version is regraded."""
+    return f"{__version__}+suite.{suite_digest(lab_name)[:12]}"
+
+
+# ---------------------------------------------------------------------- the worker side
+
+_LOCK = threading.Lock()
+
+
+def single_threaded() -> None:
+    """One compute thread per grading process: the workers already use every core."""
+    for name in THREAD_VARIABLES:
+        os.environ.setdefault(name, "1")
+    with contextlib.suppress(Exception):
+        import torch
+
+        torch.set_num_threads(1)
+
+
+def grade_payload(spec: dict, payload: dict) -> dict:
+    """Grade one shipped entry with this process's long-lived grader (runs on a worker)."""
+    from rnngrade.gradebook.entries import EntryError, Payload, Workspace
+    from rnngrade.grading.engine import GradingError, shared_grader
+    from rnngrade.grading.rubric import RubricError
+
+    started, cpu = time.perf_counter(), time.process_time()
+    worker = f"{socket.gethostname()}:{os.getpid()}"
+    with _LOCK:  # a Grader grades one submission at a time (Dask may run several threads)
+        try:
+            grader = shared_grader(spec["lab"], device=spec["device"],
+                                   inprocess=spec["inprocess"])
+            version = grader_version(spec["lab"])
+            with Workspace(Payload.from_wire(payload)) as path:
+                result = grader.grade(path)
+        except (GradingError, RubricError) as exc:
+            return {"fatal": f"{type(exc).__name__}: {exc}", "worker": worker}
+        except EntryError as exc:
+            return {"error": str(exc), "status": "error", "worker": worker}
+        except Exception as exc:  # noqa: BLE001 - one broken submission never stops a batch
+            where = "".join(traceback.format_exception(exc)[-3:])
+            return {"error": f"the grader failed on this submission: {exc!r}",
+                    "status": "error", "worker": worker, "detail": where[-2000:]}
+    return {"result": result.to_dict(), "worker": worker, "grader_version": version,
+            "seconds": round(time.perf_counter() - started, 4),
+            "cpu_seconds": round(time.process_time() - cpu, 4)}
+
+
+def _worker_main(conn: Connection, spec: dict) -> None:
+    """A local grading process: build the grader, then grade what the coordinator sends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's business
+    single_threaded()
+    from rnngrade.grading.engine import GradingError, shared_grader
+    from rnngrade.grading.rubric import RubricError
+
+    try:
+        shared_grader(spec["lab"], device=spec["device"], inprocess=spec["inprocess"])
+    except (GradingError, RubricError) as exc:
+        conn.send(("fatal", f"{type(exc).__name__}: {exc}"))
+        return
+    gc.freeze()  # torch, pytest and the collected suite live as long as the process
+    conn.send(("ready", os.getpid()))
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        key, payload = message
+        conn.send(("done", key, grade_payload(spec, payload)))
+
+
+# ---------------------------------------------------------------------- the local pool
+
+
+@contextlib.contextmanager
+def _child_environment() -> Iterator[None]:
+    """Environment variables the spawned workers inherit (thread counts), restored after."""
+    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
+    for name in THREAD_VARIABLES:
+        os.environ[name] = "1"
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+class _Slot:
+    """One worker process and the task it is grading."""
+
+    def __init__(self, ctx: Any, spec: dict) -> None:
+        parent, child = ctx.Pipe()
+        with _child_environment():
+            self.process = ctx.Process(target=_worker_main, args=(child, spec),
+                                       name="rnngrade-grader", daemon=True)
+            self.process.start()
+        child.close()
+        self.conn: Connection = parent
+        self.ready = False
+        self.task: Task | None = None
+        self.since = time.monotonic()
+
+    def kill(self) -> None:
+        with contextlib.suppress(Exception):
+            self.process.kill()
+        self.process.join(5)
+        self.conn.close()
+
+    def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            self.conn.send(None)
+        self.process.join(10)
+        if self.process.is_alive():
+            self.kill()
+        self.conn.close()
+
+
+class LocalPool:
+    """``workers`` grading processes on this machine (spawned, one compute thread each).
+
+    A worker that dies fails only its current submission and is replaced; a submission that
+    runs past ``timeout`` seconds has its worker killed and is recorded as a timeout."""
+
+    name = "local"
+
+    def __init__(self, spec: GradingSpec, workers: int, timeout: float | None = None,
+                 start_timeout: float = 300.0) -> None:
+        self.spec = spec.to_wire()
+        self.workers = max(1, workers)
+        self.timeout = timeout
+        self.start_timeout = start_timeout
+        self._ctx = multiprocessing.get_context("spawn")
+        self._slots: list[_Slot] = []
+        self._failed_starts = 0
+
+    def run(self, tasks: Iterable[Task]) -> Iterator[tuple[str, dict]]:
+        """Grade ``tasks`` (pulled lazily); yield ``(key, outcome)`` as they finish."""
+        pending = iter(tasks)
+        exhausted = False
+        try:
+            self._slots = [_Slot(self._ctx, self.spec) for _ in range(self.workers)]
+            while True:
+                for slot in self._slots:
+                    if slot.ready and slot.task is None and not exhausted:
+                        task = next(pending, None)
+                        if task is None:
+                            exhausted = True
+                        else:
+                            slot.task, slot.since = task, time.monotonic()
+                            slot.conn.send(task)
+                if exhausted and all(s.task is None for s in self._slots):
+                    return
+                yield from self._wait()
+        finally:
+            self.close()
+
+    def _wait(self) -> Iterator[tuple[str, dict]]:
+        waitables: list[Any] = []
+        for slot in self._slots:
+            waitables += [slot.conn, slot.process.sentinel]
+        ready = wait(waitables, timeout=1.0)
+        for i, slot in enumerate(list(self._slots)):
+            message = None
+            if slot.conn in ready:
+                try:
+                    message = slot.conn.recv()
+                except (EOFError, OSError):
+                    message = None
+            if message is not None:
+                if message[0] == "ready":
+                    slot.ready, slot.since, self._failed_starts = True, time.monotonic(), 0
+                elif message[0] == "fatal":
+                    raise GraderBroken(message[1])
+                else:
+                    _, key, outcome = message
+                    slot.task = None
+                    if "fatal" in outcome:
+                        raise GraderBroken(outcome["fatal"])
+                    yield key, outcome
+                continue
+            elapsed = time.monotonic() - slot.since
+            dead = slot.process.sentinel in ready or not slot.process.is_alive()
+            late = slot.task is not None and bool(self.timeout) and elapsed > self.timeout
+            slow_start = not slot.ready and elapsed > self.start_timeout
+            if not (dead or late or slow_start):
+                continue
+            task = slot.task
+            slot.kill()
+            if not slot.ready:
+                self._failed_starts += 1
+                if self._failed_starts >= 3:
+                    raise GraderBroken("grading workers keep failing to start ("
+                                       f"{_describe_exit(slot.process.exitcode)})")
+            self._slots[i] = _Slot(self._ctx, self.spec)
+            if task is None:
+                continue
+            if late:
+                yield task[0], {"status": "timeout", "error": (
+                    f"grading this submission took longer than {self.timeout:g} s; it was "
+                    "stopped")}
+            else:
+                yield task[0], {"status": "error", "error": (
+                    "the grading process died while grading this submission "
+                    f"({_describe_exit(slot.process.exitcode)})")}
+
+    def close(self) -> None:
+        for slot in self._slots:
+            slot.stop()
+        self._slots = []
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "no exit status"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-code).name}"
+        return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+# ---------------------------------------------------------------------- Dask
+
+
+class DaskExecutor:
+    """The same grading function on a Dask distributed cluster at ``address``.
+
+    Workers keep their grader between tasks like local ones; start them with ``--nthreads 1``
+    (a worker grades one submission at a time). At most ``window`` submissions are in flight,
+    so payloads do not pile up in the scheduler's memory. Workers must run the same rnngrade
+    and suite as the coordinator (checked on every result)."""
+
+    name = "dask"
+
+    def __init__(self, spec: GradingSpec, address: str, window: int | None = None,
+                 expected_version: str | None = None) -> None:
+        self.spec = spec.to_wire()
+        self.address = address
+        self.window = window
+        self.expected_version = expected_version
+        self.workers = 0
+
+    def run(self, tasks: Iterable[Task]) -> Iterator[tuple[str, dict]]:
+        try:
+            from distributed import Client, as_completed
+        except ImportError as exc:
+            raise GraderBroken("the dask executor needs `pip install 'dask[distributed]'` "
+                               f"({exc})") from None
+        try:
+            client = Client(self.address, timeout="30s")
+        except OSError as exc:
+            raise GraderBroken(f"cannot reach the Dask scheduler at {self.address}: {exc}"
+                               ) from None
+        try:
+            nthreads = client.nthreads()
+            self.workers = len(nthreads)
+            window = self.window or max(4, 2 * sum(nthreads.values()))
+            pending = iter(tasks)
+            keys: dict[str, str] = {}
+            running = as_completed()
+
+            def submit() -> bool:
+                task = next(pending, None)
+                if task is None:
+                    return False
+                future = client.submit(grade_payload, self.spec, task[1], pure=False,
+                                       key=f"rnngrade-{self.spec['lab']}-{os.urandom(8).hex()}")
+                keys[future.key] = task[0]
+                running.add(future)
+                return True
+
+            for _ in range(window):
+                if not submit():
+                    break
+            for future in running:
+                key = keys.pop(future.key)
+                try:
+                    outcome = future.result()
+                except Exception as exc:  # noqa: BLE001 - a lost worker, a serialisation error
+                    outcome = {"status": "error",
+                               "error": f"the Dask task failed: {type(exc).__name__}: {exc}"}
+                future.release()
+                if "fatal" in outcome:
+                    raise GraderBroken(f"{outcome['fatal']} (on {outcome.get('worker', '?')})")
+                version = outcome.get("grader_version")
+                if self.expected_version and version and version != self.expected_version:
+                    raise GraderBroken(f"Dask worker {outcome.get('worker')} runs grader "
+                                       f"{version}, this coordinator {self.expected_version}")
+                yield key, outcome
+                submit()
+        finally:
+            client.close()
+
+
+def default_workers() -> int:
+    """The CPUs this process may use."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)

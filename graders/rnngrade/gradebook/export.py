@@ -1,0 +1,233 @@
+"""Exports of a gradebook: ``grades.csv`` for an LMS, ``summary.html`` for the instructor.
+
+Both are computed from the students' *current* results in the gradebook (never from what one run
+happened to grade), and written atomically (a temporary file renamed over the old one).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rnngrade.gradebook.store import ERROR, GRADED, LOAD_ERROR, TIMEOUT, Gradebook
+from rnngrade.labs import get_lab
+from rnngrade.results.render import render
+
+CSV_COLUMNS = ("student_id", "lab", "score", "max_score", "percent", "graded_at",
+               "submission_sha256", "status")
+STATUS_TEXT = {LOAD_ERROR: "could not be loaded", ERROR: "grader error", TIMEOUT: "timed out",
+               GRADED: "graded"}
+
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file renamed over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.4f}".rstrip("0")
+
+
+def grades_csv(book: Gradebook, lab: str) -> str:
+    """One row per student: the current result's score, for an LMS import."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for row in book.current_rows(lab):
+        writer.writerow([row["student_id"], row["lab"], _num(row["score"]),
+                         _num(row["max_score"]), f"{row['percent']:.2f}", row["graded_at"],
+                         row["sha256"], row["status"]])
+    return out.getvalue()
+
+
+@dataclass
+class Bar:
+    label: str
+    count: int
+    x: float
+    y: float
+    width: float
+    height: float
+    color: str
+
+
+@dataclass
+class TestStat:
+    name: str
+    title: str
+    points: float
+    total: int = 0
+    passed: int = 0
+    partial: int = 0
+    failed: int = 0
+    skipped: int = 0
+    score_sum: float = 0.0
+
+    @property
+    def pass_rate(self) -> float:
+        ran = self.total - self.skipped
+        return 100.0 * self.passed / ran if ran else 0.0
+
+    def share(self, count: int) -> float:
+        return 100.0 * count / self.total if self.total else 0.0
+
+    @property
+    def mean_score(self) -> float:
+        return self.score_sum / self.total if self.total else 0.0
+
+
+@dataclass
+class DiagnosisStat:
+    name: str
+    description: str
+    students: int
+    tests: list[str]
+    hint: str
+
+
+@dataclass
+class Summary:
+    lab: str
+    lab_title: str
+    generated_at: str
+    grader_versions: list[str]
+    students: int
+    graded: int
+    max_score: float
+    mean: float
+    median: float
+    stdev: float
+    full_marks: int
+    zero: int
+    errors: list[dict] = field(default_factory=list)
+    timeouts: list[dict] = field(default_factory=list)
+    slowest: list[dict] = field(default_factory=list)
+    tests: list[TestStat] = field(default_factory=list)
+    diagnoses: list[DiagnosisStat] = field(default_factory=list)
+    bars: list[Bar] = field(default_factory=list)
+    chart: dict = field(default_factory=dict)
+    run: dict = field(default_factory=dict)
+
+
+BINS = [f"{lo}–{lo + 9}" for lo in range(0, 100, 10)] + ["100"]
+CHART_W, CHART_H, LEFT, RIGHT, BOTTOM, TOP = 520, 250, 40, 8, 30, 20
+
+
+def _bin_color(index: int, count: int) -> str:
+    hue = round(4 + 128 * index / max(count - 1, 1))  # red → green
+    return f"hsl({hue}, 58%, 47%)"
+
+
+def histogram(percents: list[float]) -> tuple[list[Bar], dict]:
+    """Bars of an SVG histogram of scores in percent (10-point bins and a bar for 100)."""
+    counts = [0] * len(BINS)
+    for p in percents:
+        p = min(max(p, 0.0), 100.0)
+        index = len(BINS) - 1 if p >= 99.995 else min(int(p // 10), len(BINS) - 2)
+        counts[index] += 1
+    top = max(counts + [1])
+    step = next(s for s in (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000)
+                if top / s <= 5)
+    top = step * -(-top // step)
+    plot_w, plot_h = CHART_W - LEFT - RIGHT, CHART_H - BOTTOM - TOP
+    slot = plot_w / len(BINS)
+    bars = []
+    for i, (label, count) in enumerate(zip(BINS, counts)):
+        height = plot_h * count / top
+        bars.append(Bar(label, count, round(LEFT + i * slot + slot * 0.1, 2),
+                        round(TOP + plot_h - height, 2), round(slot * 0.8, 2), round(height, 2),
+                        _bin_color(i, len(BINS))))
+    ticks = [{"value": v, "y": round(TOP + plot_h - plot_h * v / top, 2)}
+             for v in range(0, top + 1, step)]
+    chart = {"width": CHART_W, "height": CHART_H, "left": LEFT, "right": CHART_W - RIGHT,
+             "top": TOP, "base": TOP + plot_h, "ticks": ticks, "label_y": CHART_H - 10}
+    return bars, chart
+
+
+def summarise(book: Gradebook, lab_name: str, slowest: int = 8) -> Summary:
+    """Everything summary.html shows, from the current results of ``lab_name``."""
+    lab = get_lab(lab_name)
+    rows = book.current_rows(lab_name)
+    graded = [r for r in rows if r["status"] == GRADED]
+    percents = [r["percent"] for r in graded]
+    bars, chart = histogram(percents)
+    summary = Summary(
+        lab=lab.name, lab_title=lab.title,
+        generated_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        grader_versions=sorted({r["grader_version"] for r in rows}),
+        students=len(rows), graded=len(graded),
+        max_score=max((r["max_score"] for r in rows), default=0.0),
+        mean=statistics.fmean(percents) if percents else 0.0,
+        median=statistics.median(percents) if percents else 0.0,
+        stdev=statistics.pstdev(percents) if len(percents) > 1 else 0.0,
+        full_marks=sum(1 for p in percents if p >= 99.995),
+        zero=sum(1 for p in percents if p <= 0.005), bars=bars, chart=chart)
+    summary.errors = [{"student": r["student_id"], "entry": r["entry_name"],
+                       "status": STATUS_TEXT.get(r["status"], r["status"]),
+                       "message": r["error"]} for r in rows if r["status"] != GRADED]
+    summary.slowest = [{"student": r["student_id"], "seconds": r["execution_time"],
+                        "score": r["score"], "max_score": r["max_score"], "worker": r["worker"]}
+                       for r in sorted(graded, key=lambda r: -r["execution_time"])[:slowest]]
+    tests: dict[str, TestStat] = {}
+    diagnosed: dict[str, set[str]] = defaultdict(set)
+    diagnosis_tests: dict[str, Counter] = defaultdict(Counter)
+    hints: dict[str, str] = {}
+    timeouts: dict[str, list[str]] = defaultdict(list)
+    for t in book.test_rows(lab_name):
+        if t["result_status"] != GRADED:
+            continue
+        stat = tests.setdefault(t["test"], TestStat(t["test"], t["title"], t["max_score"]))
+        stat.points = max(stat.points, t["max_score"])
+        stat.total += 1
+        stat.score_sum += t["score"]
+        outcome = t["outcome"]
+        if outcome == "passed":
+            stat.passed += 1
+        elif outcome == "partial":
+            stat.partial += 1
+        elif outcome == "skipped":
+            stat.skipped += 1
+        else:
+            stat.failed += 1
+        for diagnosis in json.loads(t["diagnosis"]):
+            diagnosed[diagnosis].add(t["student_id"])
+            diagnosis_tests[diagnosis][t["title"].split(":")[0]] += 1
+            if t["hint"]:
+                hints.setdefault(diagnosis, t["hint"])
+        if "timeout" in json.loads(t["failure_kinds"]):
+            timeouts[t["student_id"]].append(t["title"])
+    summary.tests = list(tests.values())
+    summary.diagnoses = sorted(
+        (DiagnosisStat(d.split(": ", 1)[0], d.split(": ", 1)[-1], len(students),
+                       [name for name, _ in diagnosis_tests[d].most_common(3)], hints.get(d, ""))
+         for d, students in diagnosed.items()),
+        key=lambda d: (-d.students, d.name))[:12]
+    summary.timeouts = [{"student": s, "tests": names} for s, names in sorted(timeouts.items())]
+    summary.timeouts += [{"student": e["student"], "tests": []}
+                         for e in summary.errors if e["status"] == STATUS_TEXT[TIMEOUT]]
+    runs = book.runs()
+    if runs:
+        summary.run = dict(zip(runs[-1].keys(), runs[-1]))
+    return summary
+
+
+def render_summary(summary: Summary) -> str:
+    return render("summary.html.j2", s=summary)
+
+
+def write_exports(book: Gradebook, lab: str, out: Path) -> dict[str, Path]:
+    """Write ``grades.csv`` and ``summary.html`` into ``out`` (atomically)."""
+    return {
+        "grades.csv": write_atomic(out / "grades.csv", grades_csv(book, lab)),
+        "summary.html": write_atomic(out / "summary.html", render_summary(summarise(book, lab))),
+    }

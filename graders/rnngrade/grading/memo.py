@@ -1,0 +1,311 @@
+"""Memoising the trusted side's values across the submissions one grader process grades.
+
+Every submission meets the same hidden tests with the same seeded inputs, so the reference's
+result (and each mutant's, for diagnosis) is the same for all of them; a long-lived grader computes
+it once. The key must capture *everything* the value depends on, or a student would be compared
+with the wrong expectation, so it is a SHA-256 over:
+
+- the check's name and the role ("reference", "oracle", "mutant <name>");
+- the probe or oracle function: its code (bytecode, constants, names), default arguments and the
+  *contents* of its closure cells (a probe closing over a student proxy or a random generator is
+  not memoised at all);
+- the argument bytes (dtype, shape, strides, device and raw bytes of every array or tensor);
+- for a computation that draws from the global generators (``random``, NumPy, torch CPU and
+  initialised CUDA devices), their states just before the call; the states just after are stored
+  with the value and restored on a hit, so a hit leaves the process exactly as a computation
+  would have. (A computation that leaves every generator as it found it drew nothing from them.)
+
+Anything the digest does not understand (an arbitrary object, a generator, a proxy) makes the
+call uncacheable: it then simply runs. Stored values are deep-copied on the way in and out, and
+the memo is a bounded LRU (by bytes), so memory stays flat however many submissions are graded.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import enum
+import functools
+import hashlib
+import random
+import sys
+import types
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+DEFAULT_MAX_BYTES = 256 << 20
+_MAX_DEPTH = 12
+
+
+class Undigestable(Exception):
+    """A value whose content cannot be hashed safely; the call is not memoised."""
+
+
+def _feed(h: Any, obj: Any, depth: int = 0) -> None:
+    """Feed a canonical, type-tagged encoding of ``obj`` into the hash ``h``."""
+    if depth > _MAX_DEPTH:
+        raise Undigestable("too deep")
+    kind = type(obj)
+    tag = f"{kind.__module__}.{kind.__qualname__}".encode()
+    h.update(len(tag).to_bytes(2, "little") + tag)
+    if obj is None or obj is Ellipsis or kind in (bool, int, float, complex, range, slice):
+        h.update(repr(obj).encode() + b"\0")
+    elif kind is str:
+        data = obj.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "little") + data)
+    elif kind in (bytes, bytearray):
+        h.update(len(obj).to_bytes(8, "little") + bytes(obj))
+    elif kind in (tuple, list, frozenset, set):
+        items = sorted(obj, key=repr) if kind in (set, frozenset) else obj
+        h.update(len(items).to_bytes(8, "little"))
+        for item in items:
+            _feed(h, item, depth + 1)
+    elif kind is dict:
+        h.update(len(obj).to_bytes(8, "little"))
+        for key, value in obj.items():  # insertion order matters to iterating code
+            _feed(h, key, depth + 1)
+            _feed(h, value, depth + 1)
+    elif kind is np.ndarray:
+        if obj.dtype.hasobject:
+            raise Undigestable("object array")
+        h.update(f"{obj.dtype.str}|{obj.dtype.descr}|{obj.shape}|{obj.strides}".encode())
+        h.update(np.ascontiguousarray(obj).tobytes())
+    elif isinstance(obj, np.generic) and kind.__module__ == "numpy":
+        if isinstance(obj, np.object_):
+            raise Undigestable("numpy object scalar")
+        h.update(obj.dtype.str.encode() + obj.tobytes())
+    elif isinstance(obj, np.dtype):
+        h.update(obj.str.encode() + str(obj.descr).encode())
+    elif _is_torch(obj):
+        _feed_torch(h, obj)
+    elif kind is types.FunctionType:
+        _feed_function(h, obj, depth)
+    elif kind is types.CodeType:
+        _feed_code(h, obj, depth)
+    elif kind is functools.partial:
+        _feed(h, (obj.func, obj.args, obj.keywords), depth + 1)
+    elif kind in (types.BuiltinFunctionType, np.ufunc) or isinstance(obj, type):
+        h.update(f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', obj)}"
+                 .encode())
+    elif kind is types.ModuleType:
+        h.update(obj.__name__.encode())
+    elif isinstance(obj, enum.Enum):
+        h.update(repr(obj).encode())
+    elif dataclasses.is_dataclass(obj):
+        for f in dataclasses.fields(obj):
+            _feed(h, f.name, depth + 1)
+            _feed(h, getattr(obj, f.name), depth + 1)
+    else:
+        raise Undigestable(f"cannot digest a {kind.__qualname__}")
+
+
+def _is_torch(obj: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.Tensor | torch.dtype | torch.device)
+
+
+def _feed_torch(h: Any, obj: Any) -> None:
+    import torch
+
+    if not isinstance(obj, torch.Tensor):
+        h.update(str(obj).encode())
+        return
+    if type(obj) not in (torch.Tensor, torch.nn.Parameter) or obj.layout != torch.strided \
+            or obj.is_quantized or obj.device.type == "meta":
+        raise Undigestable("not a dense strided tensor")
+    h.update(f"{obj.dtype}|{tuple(obj.shape)}|{obj.stride()}|{obj.device}|"
+             f"{obj.requires_grad}|{obj.is_leaf}".encode())
+    flat = obj.detach().resolve_conj().resolve_neg().to("cpu").contiguous().reshape(-1)
+    h.update(flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b"")
+
+
+def _feed_function(h: Any, fn: types.FunctionType, depth: int) -> None:
+    h.update(f"{fn.__module__}.{fn.__qualname__}".encode())
+    _feed_code(h, fn.__code__, depth)
+    _feed(h, fn.__defaults__, depth + 1)
+    _feed(h, fn.__kwdefaults__, depth + 1)
+    cells = fn.__closure__ or ()
+    try:
+        contents = tuple(cell.cell_contents for cell in cells)
+    except ValueError:  # an empty cell (a closure variable not yet bound)
+        raise Undigestable("unbound closure variable") from None
+    _feed(h, contents, depth + 1)
+
+
+def _feed_code(h: Any, code: types.CodeType, depth: int) -> None:
+    h.update(code.co_code + repr((code.co_names, code.co_varnames, code.co_freevars,
+                                  getattr(code, "co_qualname", code.co_name))).encode())
+    for const in code.co_consts:
+        _feed(h, const, depth + 1)
+
+
+def digest(*parts: Any) -> str:
+    """The SHA-256 of ``parts``; raises Undigestable for content it cannot encode safely."""
+    h = hashlib.sha256()
+    _feed(h, parts)
+    return h.hexdigest()
+
+
+def _rng_state() -> tuple:
+    state: list[Any] = [random.getstate(), np.random.get_state()]
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        state.append(torch.get_rng_state())
+        if torch.cuda.is_initialized():
+            state.append(torch.cuda.get_rng_state_all())
+    return tuple(state)
+
+
+def _set_rng_state(state: tuple) -> None:
+    random.setstate(state[0])
+    np.random.set_state(state[1])
+    if len(state) > 2:
+        import torch
+
+        torch.set_rng_state(state[2])
+        if len(state) > 3:
+            torch.cuda.set_rng_state_all(state[3])
+
+
+def _same_rng(a: tuple, b: tuple) -> bool:
+    if len(a) != len(b) or a[0] != b[0]:
+        return False
+    (name_a, keys_a, *rest_a), (name_b, keys_b, *rest_b) = a[1], b[1]
+    if name_a != name_b or rest_a != rest_b or not np.array_equal(keys_a, keys_b):
+        return False
+    if len(a) > 2:
+        import torch
+
+        tensors_a = [a[2], *(a[3] if len(a) > 3 else [])]
+        tensors_b = [b[2], *(b[3] if len(b) > 3 else [])]
+        return len(tensors_a) == len(tensors_b) and all(
+            torch.equal(x, y) for x, y in zip(tensors_a, tensors_b))
+    return True
+
+
+def _rng_digest(state: tuple) -> str:
+    version, internal, gauss = state[0]
+    h = hashlib.sha256(repr((version, gauss)).encode())
+    h.update(np.array(internal, dtype=np.uint64).tobytes())
+    _feed(h, tuple(state[1]))
+    for extra in state[2:]:
+        _feed(h, extra)
+    return h.hexdigest()
+
+
+def _nbytes(value: Any) -> int:
+    if isinstance(value, np.ndarray):
+        return value.nbytes + 128
+    if isinstance(value, tuple | list):
+        return 64 + sum(_nbytes(v) for v in value)
+    if isinstance(value, dict):
+        return 64 + sum(_nbytes(v) for v in value.values())
+    if _is_torch(value) and hasattr(value, "element_size"):
+        return value.element_size() * value.numel() + 256
+    return 64
+
+
+@dataclasses.dataclass
+class _Entry:
+    ok: bool  # False: ``value`` is the exception the computation raised
+    value: Any
+    rng_after: tuple | None  # None: the computation left every generator as it found it
+    size: int
+    rng_dependent: bool = False  # a marker: look the value up under the RNG state too
+
+
+class ExpectationMemo:
+    """A bounded LRU of trusted values keyed by role, check, function, arguments and, for
+    computations that draw random numbers, the global random state.
+
+    A computation that leaves every global generator exactly as it found it is taken not to
+    depend on them (it drew nothing); one that moved a generator is keyed by the states before
+    it, and a hit restores the states after it.
+    """
+
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self.bytes = 0
+        self.hits = self.misses = self.uncacheable = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @staticmethod
+    def key(name: str, fn: Any, args: tuple, extra: Any = None) -> str | None:
+        """The key of a computation ``fn`` of ``args`` for check ``name`` (``extra``: further
+        plain data it depends on); None when something in it cannot be digested safely."""
+        try:
+            return digest(name, fn, args, extra)
+        except Undigestable:
+            return None
+
+    def compute(self, key: str | None, role: str, run: Callable[[], Any]) -> Any:
+        """``run()``, or the memoised result of the same computation (``role`` tells apart the
+        reference, an oracle and each mutant sharing one key)."""
+        if key is None:
+            self.uncacheable += 1
+            return run()
+        base = f"{role}|{key}"
+        entry = self._entries.get(base)
+        if entry is not None and not entry.rng_dependent:
+            return self._hit(base, entry)
+        before = _rng_state()
+        if entry is not None:  # known to draw random numbers: key by the state as well
+            found = self._entries.get(f"{base}|{_rng_digest(before)}")
+            if found is not None:
+                return self._hit(f"{base}|{_rng_digest(before)}", found)
+        self.misses += 1
+        try:
+            value = run()
+        except Exception as exc:  # noqa: BLE001 - remembered and re-raised on later hits
+            self._remember(base, before, False, exc)
+            raise
+        self._remember(base, before, True, value)
+        return value
+
+    def _hit(self, key: str, entry: _Entry) -> Any:
+        self.hits += 1
+        self._entries.move_to_end(key)
+        if entry.rng_after is not None:
+            _set_rng_state(entry.rng_after)
+        if not entry.ok:
+            raise copy.copy(entry.value).with_traceback(None)
+        return copy.deepcopy(entry.value)
+
+    def _remember(self, base: str, before: tuple, ok: bool, value: Any) -> None:
+        after = _rng_state()
+        try:
+            stored = copy.deepcopy(value) if ok else copy.copy(value)
+        except Exception:  # noqa: BLE001 - an uncopyable value is just not memoised
+            return
+        size = _nbytes(stored) if ok else 256
+        if _same_rng(before, after):
+            self._store(base, _Entry(ok, stored, None, size))
+        else:
+            self._store(base, _Entry(True, None, None, 64, rng_dependent=True))
+            self._store(f"{base}|{_rng_digest(before)}", _Entry(ok, stored, after, size))
+
+    def _store(self, key: str, entry: _Entry) -> None:
+        if entry.size > self.max_bytes // 4:
+            return
+        old = self._entries.pop(key, None)
+        if old is not None:
+            self.bytes -= old.size
+        self._entries[key] = entry
+        self.bytes += entry.size
+        while self.bytes > self.max_bytes and self._entries:
+            _, evicted = self._entries.popitem(last=False)
+            self.bytes -= evicted.size
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self.bytes = 0
+
+
+EXPECTATION_MEMO = pytest.StashKey[ExpectationMemo]()

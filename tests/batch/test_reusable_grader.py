@@ -1,0 +1,141 @@
+"""The long-lived grader: the same results as one pytest session per submission, and a memo of
+trusted values whose key cannot confuse two computations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from rnngrade.grading.engine import Grader, grade_isolated
+from rnngrade.grading.memo import ExpectationMemo
+from rnngrade.paths import course_root
+
+SUBMISSIONS = course_root() / "fixtures" / "submissions"
+LAB1, BAD = SUBMISSIONS / "lab1", SUBMISSIONS / "bad"
+FAST = [LAB1 / "reference", LAB1 / "stub", LAB1 / "buggy_feeds_a0", BAD / "import_error"]
+EVERY = sorted(LAB1.iterdir()) + sorted(BAD.iterdir())
+
+
+def comparable(result) -> dict:
+    """A result without its timings."""
+    data = result.to_dict()
+    for key in ("execution_time", "graded_at"):
+        data.pop(key)
+    for test in data["tests"]:
+        test.pop("seconds")
+        for case in test["cases"]:
+            case.pop("seconds")
+    return data
+
+
+@pytest.fixture(scope="module")
+def grader():
+    with Grader("lab1", device="cpu", inprocess=True) as grader:
+        yield grader
+
+
+def assert_same_as_fresh_sessions(grader: Grader, samples: list) -> None:
+    # Twice through the reusable grader (memo cold, then warm), against fresh sessions.
+    first = {path.name: comparable(grader.grade(path)) for path in samples}
+    second = {path.name: comparable(grader.grade(path)) for path in reversed(samples)}
+    for path in samples:
+        fresh = comparable(grade_isolated(path, "lab1", device="cpu", inprocess=True))
+        assert first[path.name] == fresh, path.name
+        assert second[path.name] == fresh, path.name
+    assert grader.memo.hits > 0
+
+
+def test_reusable_grader_gives_the_per_submission_results(grader):
+    assert_same_as_fresh_sessions(grader, FAST)
+
+
+@pytest.mark.slow
+def test_reusable_grader_gives_the_per_submission_results_on_every_sample(grader):
+    assert_same_as_fresh_sessions(grader, EVERY)
+
+
+def test_nothing_leaks_from_one_submission_into_the_next(grader, tmp_path):
+    stub, reference = LAB1 / "stub", LAB1 / "reference"
+    assert grader.grade(stub).score == 0
+    assert grader.grade(reference).score == grader.grade(reference).max_score
+    assert grader.grade(stub).score == 0
+    noisy = tmp_path / "rnn.py"
+    noisy.write_text((reference / "rnn.py").read_text() + "\nprint('hello ' * 10000)\n")
+    assert grader.grade(noisy).score == grader.rubric.max_points
+    item = grader._items[0]
+    assert item.user_properties == [] or len(item.user_properties) < 5
+    assert len(item._report_sections) <= 3
+
+
+def test_memo_key_sees_closures_arguments_and_code():
+    memo = ExpectationMemo()
+    x = np.arange(6.0).reshape(2, 3)
+
+    def scaled(k):
+        return lambda m, a: a * k
+
+    key = memo.key("check", scaled(2), (x,))
+    assert key == memo.key("check", scaled(2), (x.copy(),))
+    assert key != memo.key("check", scaled(3), (x,))
+    assert key != memo.key("check", scaled(2), (x.astype(np.float32),))
+    assert key != memo.key("check", scaled(2), (x.T.copy(),))
+    assert key != memo.key("other check", scaled(2), (x,))
+    assert key != memo.key("check", lambda m, a: a * 2, (x,))
+    assert memo.key("check", scaled(2), (torch.ones(2),)) != memo.key(
+        "check", scaled(2), (torch.ones(2, dtype=torch.float64),))
+    assert memo.key("check", scaled(2), (object(),)) is None  # unknown objects: no memo
+    assert memo.key("check", scaled(np.random.default_rng(0)), (x,)) is None
+
+
+def test_memo_returns_copies_and_replays_random_draws():
+    memo = ExpectationMemo()
+    calls = []
+
+    def draw():
+        calls.append(1)
+        return np.random.standard_normal(3) + torch.randn(1).item()
+
+    key = memo.key("draw", draw, ())
+    np.random.seed(1)
+    torch.manual_seed(1)
+    first = memo.compute(key, "reference", draw)
+    after_first = (np.random.standard_normal(), torch.randn(1).item())
+    np.random.seed(1)
+    torch.manual_seed(1)
+    again = memo.compute(key, "reference", draw)
+    after_again = (np.random.standard_normal(), torch.randn(1).item())
+    assert len(calls) == 1 and np.array_equal(first, again)
+    assert after_first == after_again  # the hit left the generators where the draw had
+    np.random.seed(2)
+    memo.compute(key, "reference", draw)  # another state: computed again
+    assert len(calls) == 2
+    again[0] = 99.0
+    np.random.seed(1)
+    torch.manual_seed(1)
+    assert memo.compute(key, "reference", draw)[0] != 99.0  # stored values are copies
+
+
+def test_memo_remembers_exceptions_and_stays_bounded():
+    memo = ExpectationMemo(max_bytes=64 * 1024)
+
+    def boom():
+        raise ValueError("mutant raised")
+
+    key = memo.key("boom", boom, ())
+    for _ in range(2):
+        with pytest.raises(ValueError, match="mutant raised"):
+            memo.compute(key, "mutant m", boom)
+    assert memo.hits == 1
+    for i in range(200):
+        value = np.zeros(1000)
+        memo.compute(memo.key("big", np.zeros, (i,)), "reference", lambda v=value: v)
+    assert memo.bytes <= memo.max_bytes and len(memo) < 200
+
+
+def test_closed_grader_refuses_to_grade():
+    grader = Grader("lab1", device="cpu", inprocess=True)
+    grader.close()
+    grader.close()
+    with pytest.raises(Exception, match="closed"):
+        grader.grade(LAB1 / "reference")

@@ -1,0 +1,220 @@
+"""`rnngrade ci` against a local imitation of the GitHub REST API."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from rnngrade.authoring.notebooks import split_top_level
+from rnngrade.ci.github import MARKER, GitHubClient, GitHubError
+from rnngrade.ci.run import (
+    CiOptions,
+    choose_submission,
+    labs_in_paths,
+    labs_in_text,
+    pr_number,
+)
+from rnngrade.ci.run import run_ci as ci_run
+from rnngrade.cli import EXIT_GITHUB, EXIT_OK, main
+from rnngrade.diagnosis.mutants import strip_markers
+from rnngrade.labs import get_lab
+
+from ..conftest import SUBMISSIONS
+
+LAB1 = get_lab("lab1")
+
+
+@pytest.fixture
+def checkout(release_copy: Path) -> Path:
+    """A student checkout whose lab1 has a known mistake (every step fed a0)."""
+    shutil.copy2(SUBMISSIONS / "lab1" / "buggy_feeds_a0" / "rnn.py",
+                 release_copy / "assignments" / "lab1" / "rnn.py")
+    return release_copy
+
+
+@pytest.fixture
+def ci_env(github, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The environment of a GitHub Actions job for pull request #7 of ``github.repo``."""
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"action": "synchronize", "number": github.pr, "pull_request": {
+        "number": github.pr, "title": "my work", "head": {"ref": "work", "sha": "f00dfeed" * 5},
+        "user": {"login": "alice"}}}))
+    env = {"GITHUB_EVENT_PATH": str(event), "GITHUB_REPOSITORY": github.repo,
+           "GITHUB_API_URL": github.url, "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+           "GITHUB_TOKEN": "ghs_secret", "RNNGRADE_CI_BACKOFF": "0.01"}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return env
+
+
+def run_ci(checkout: Path, out: Path, *extra: str) -> int:
+    return main(["ci", "--submission", str(checkout), "--out", str(out), "--inprocess",
+                 "--device", "cpu", *extra])
+
+
+def test_first_run_creates_the_comment_and_the_second_updates_it(github, ci_env, checkout,
+                                                                  tmp_path):
+    github.files = ["README.md", "assignments/lab1/rnn.py", "notes.txt"]
+    assert run_ci(checkout, tmp_path / "out1") == EXIT_OK
+    assert len(github.comments) == 1 and len(github.seen("POST")) == 1
+    first = github.comments[0]
+    assert first["body"].startswith(MARKER) and "lab1 — RNN forward" in first["body"]
+    assert "to fix" in first["body"] and "/ 24**" in first["body"]
+    assert all(auth == "Bearer ghs_secret" for _, _, auth, _ in github.requests)
+    assert len(github.seen("GET", "/pulls/7/files")) == 2  # three files, pages of two
+
+    # the student fixes the mistake and pushes: the same comment now shows full marks
+    (checkout / "assignments" / "lab1" / "rnn.py").write_text(
+        strip_markers(LAB1.solution_path().read_text()))
+    github.comments.insert(0, {"id": 5, "body": "nice work!", "user": {"login": "teacher"}})
+    assert run_ci(checkout, tmp_path / "out2") == EXIT_OK
+    assert len(github.seen("POST")) == 1 and len(github.seen("PATCH")) == 1
+    assert github.seen("PATCH")[0][1].endswith(f"/issues/comments/{first['id']}")
+    assert [c["id"] for c in github.comments] == [5, first["id"]]
+    assert "**24 / 24**" in github.comments[1]["body"]
+    assert "every hidden test passes" in github.comments[1]["body"]
+    summary = Path(ci_env["GITHUB_STEP_SUMMARY"]).read_text()
+    assert summary.count("# 🤖 rnngrade feedback for f00dfee") == 2 and MARKER not in summary
+    for out in ("out1", "out2"):
+        assert {p.name for p in (tmp_path / out / "lab1").iterdir()} >= {
+            "results.json", "feedback.md", "feedback.html", "junit.xml"}
+        assert (tmp_path / out / "pr_comment.md").read_text().startswith(MARKER)
+
+
+def test_the_console_script_reads_the_github_environment(github, ci_env, checkout, tmp_path):
+    github.files = ["assignments/lab1/rnn.py"]
+    env = {**os.environ, **ci_env}
+    done = subprocess.run([shutil.which("rnngrade") or "rnngrade", "ci", "--submission",
+                           str(checkout), "--out", str(tmp_path / "out"), "--inprocess",
+                           "--device", "cpu"], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "lab1: " in done.stdout and "created the feedback comment" in done.stdout
+    assert len(github.comments) == 1
+
+
+def test_server_errors_are_retried(github, ci_env, checkout, tmp_path):
+    github.files = ["assignments/lab1/rnn.py"]
+    github.failures = {"GET /repos/course/alice-labs/pulls/7/files": [500, 502],
+                       "POST /repos/course/alice-labs/issues/7/comments": [503]}
+    assert run_ci(checkout, tmp_path / "out") == EXIT_OK
+    assert len(github.seen("GET", "/files")) == 3 and len(github.seen("POST")) == 2
+    assert len(github.comments) == 1
+
+
+def test_a_server_that_keeps_failing_ends_after_a_bounded_number_of_tries(github):
+    github.always = {"GET /repos/course/alice-labs/issues/7/comments": 500}
+    delays: list[float] = []
+    client = GitHubClient(github.url, github.repo, "t", retries=3, backoff=0.5,
+                          sleep=delays.append)
+    with pytest.raises(GitHubError, match="failed 4 times; last: HTTP 500"):
+        client.comments(7)
+    assert delays == [0.5, 1.0, 2.0]  # exponential backoff, and no real waiting in tests
+    assert len(github.seen("GET")) == 4
+
+
+@pytest.mark.parametrize("status, words", [
+    (401, ["401", "rejected the token", "Bad credentials", "GITHUB_TOKEN"]),
+    (403, ["403", "pull-requests: write", "Resource not accessible"]),
+])
+def test_refused_tokens_fail_clearly_without_retrying(github, ci_env, checkout, tmp_path,
+                                                      capsys, status, words):
+    github.always = {"GET /repos/course/alice-labs/pulls/7/files": status}
+    assert run_ci(checkout, tmp_path / "out") == EXIT_GITHUB
+    err = capsys.readouterr().err
+    assert all(w in err for w in words), err
+    assert "ghs_secret" not in err
+    assert len(github.requests) == 1 and not github.comments
+
+
+def test_a_refused_comment_still_leaves_the_summary_and_reports(github, ci_env, checkout,
+                                                               tmp_path):
+    github.files = ["assignments/lab1/rnn.py"]
+    github.always = {"POST /repos/course/alice-labs/issues/7/comments": 403}
+    options = CiOptions.from_env(os.environ, submission=checkout, out=tmp_path / "out",
+                                 inprocess=True, device="cpu")
+    errors: list[str] = []
+    assert ci_run(options, say=lambda _: None, warn=errors.append) == EXIT_GITHUB
+    assert len(errors) == 1 and "pull-requests: write" in errors[0]
+    assert "lab1 — RNN forward" in Path(ci_env["GITHUB_STEP_SUMMARY"]).read_text()
+    assert (tmp_path / "out" / "lab1" / "results.json").exists()
+
+
+def test_a_marker_in_a_comment_by_the_student_is_not_taken_over(github, ci_env, checkout,
+                                                               tmp_path):
+    github.files = ["assignments/lab1/rnn.py"]
+    github.comments = [{"id": 1, "body": f"{MARKER} 24/24 trust me",
+                        "user": {"login": "alice"}}]
+    assert run_ci(checkout, tmp_path / "out") == EXIT_OK
+    assert github.comments[0]["body"] == f"{MARKER} 24/24 trust me"
+    assert len(github.comments) == 2 and not github.seen("PATCH")
+
+
+def test_a_pull_request_without_lab_files_grades_nothing_and_posts_nothing(
+        github, ci_env, checkout, tmp_path, capsys):
+    github.files = ["README.md", "fixtures/public/lab1.npz"]
+    assert run_ci(checkout, tmp_path / "out") == EXIT_OK
+    assert not github.comments and "no lab to grade" in capsys.readouterr().out
+    assert "changes no lab" in (tmp_path / "out" / "pr_comment.md").read_text()
+
+
+def test_labs_given_on_the_command_line_skip_the_files_api(github, ci_env, checkout, tmp_path):
+    assert run_ci(checkout, tmp_path / "out", "--lab", "lab1", "--no-comment") == EXIT_OK
+    assert not github.seen("GET", "/files") and not github.comments
+    assert "for the labs asked for" in (tmp_path / "out" / "pr_comment.md").read_text()
+
+
+def test_without_a_token_the_lab_comes_from_the_branch_name(tmp_path, checkout, capsys,
+                                                            monkeypatch):
+    for key in ("GITHUB_TOKEN", "GITHUB_EVENT_PATH", "GITHUB_STEP_SUMMARY", "GITHUB_REPOSITORY"):
+        monkeypatch.delenv(key, raising=False)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 3, "title": "done",
+                                                  "head": {"ref": "Lab1-final", "sha": "ab"}}}))
+    code = main(["ci", "--submission", str(checkout), "--out", str(tmp_path / "out"),
+                 "--event", str(event), "--inprocess", "--device", "cpu"])
+    assert code == EXIT_OK
+    out = capsys.readouterr().out
+    assert "lab1: " in out and "no comment posted" in out
+    assert "named in the pull request's title or branch" in \
+        (tmp_path / "out" / "pr_comment.md").read_text()
+
+
+def test_the_notebook_is_graded_when_only_the_notebook_was_edited(release_copy):
+    folder = release_copy / "assignments" / "lab1"
+    assert choose_submission(LAB1, release_copy) == (folder / "rnn.py", [])
+    notebook = nbformat.read(folder / "lab1.ipynb", as_version=4)
+    reference = dict(split_top_level(strip_markers(LAB1.solution_path().read_text()))[1])
+    for cell in notebook.cells:
+        block = cell.get("metadata", {}).get("rnngrade", {}).get("block")
+        if block:
+            cell.source = reference[block]
+    nbformat.write(notebook, folder / "lab1.ipynb")
+    path, notes = choose_submission(LAB1, release_copy)
+    assert path == folder / "lab1.ipynb" and "rnn.py is unchanged" in notes[0]
+    (folder / "rnn.py").write_text("def softmax(x):\n    return x\n")
+    path, notes = choose_submission(LAB1, release_copy)
+    assert path == folder / "rnn.py" and "lab1.ipynb were not graded" in notes[0]
+
+
+def test_events_paths_and_titles_name_the_pull_request_and_its_labs():
+    assert pr_number({"number": 4, "pull_request": {"number": 4}}) == 4
+    assert pr_number({"issue": {"number": 9, "pull_request": {}}}) == 9
+    assert pr_number({"issue": {"number": 9}}) is None and pr_number({}) is None
+    assert labs_in_paths(["assignments/lab10/x.py", "assignments/lab2/bptt.py",
+                          "assignments/lab1/lab1.ipynb", "lab3/lstm.py", "assignments/x"]) == \
+        ["lab1", "lab2"]
+    assert labs_in_text(["LAB 3 and lab_4", "lab-5 / collab2 / lab77"]) == ["lab3", "lab4", "lab5"]
+
+
+def test_the_token_never_leaves_for_another_host(github):
+    github.files = ["a", "b", "c"]
+    github.url, real = "http://127.0.0.1:1", github.url  # Link headers now name another host
+    client = GitHubClient(real, github.repo, "t", retries=0)
+    assert client.pull_request_files(7) == ["a", "b"]  # stopped before the foreign next page

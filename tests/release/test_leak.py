@@ -1,0 +1,128 @@
+"""The student release holds nothing of the solutions, hidden suites, mutants or grader."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from rnngrade.release import find_leaks
+from rnngrade.release.audit import (
+    mutant_edit_lines,
+    published_lines,
+    solution_lines,
+    suite_lines,
+)
+from rnngrade.release.package import (
+    FORBIDDEN,
+    PackageError,
+    public_test_imports,
+    student_modules,
+)
+
+from ..conftest import ROOT
+
+TRUSTED = ("solutions", "graders/suites", "fixtures/submissions")
+
+
+def released_modules(release: Path) -> set[str]:
+    names = set()
+    for path in (release / "rnngrade").rglob("*.py"):
+        parts = path.relative_to(release).with_suffix("").parts
+        names.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
+
+
+def test_the_audit_has_secrets_to_look_for():
+    assert len(solution_lines(ROOT)) >= 20
+    assert len(suite_lines(ROOT)) >= 50
+    assert len(mutant_edit_lines(ROOT)) >= 3
+
+
+def test_no_line_of_a_solution_hidden_suite_or_mutant_is_in_the_release(release):
+    leaks = find_leaks(release, ROOT)
+    assert not leaks, "\n".join(map(str, leaks[:20]))
+
+
+def _unpublished(secrets: dict[str, str]) -> str:
+    published = published_lines(ROOT)
+    return next(text for text in sorted(secrets) if text not in published)
+
+
+@pytest.mark.parametrize("where", ["readme", "notebook", "npz", "new file"])
+@pytest.mark.parametrize("kind", ["solution", "suite", "mutant"])
+def test_the_audit_finds_a_planted_secret_wherever_it_hides(release_copy, where, kind):
+    secret = _unpublished({"solution": solution_lines, "suite": suite_lines,
+                           "mutant": mutant_edit_lines}[kind](ROOT))
+    lab = release_copy / "assignments" / "lab1"
+    if where == "readme":
+        (release_copy / "README.md").write_text(
+            (release_copy / "README.md").read_text() + f"\n    {secret}\n")
+    elif where == "notebook":  # inside a cell, where JSON escapes quotes
+        notebook = nbformat.read(lab / "lab1.ipynb", as_version=4)
+        notebook.cells[-2].source += f"\n{secret}"
+        nbformat.write(notebook, lab / "lab1.ipynb")
+    elif where == "npz":
+        with zipfile.ZipFile(release_copy / "fixtures" / "public" / "lab1.npz", "a") as archive:
+            archive.writestr("planted.json", f'{{"x": "{secret}"}}\n')
+    else:
+        (release_copy / "rnngrade" / "extra.py").write_text(f"def f():\n    {secret}\n")
+    found = {leak.text for leak in find_leaks(release_copy, ROOT)}
+    assert secret in found and all(text in secret for text in found), found
+
+
+def test_no_file_of_the_trusted_side_is_shipped(release):
+    files = [p for p in release.rglob("*") if p.is_file()]
+    names = [p.relative_to(release).as_posix() for p in files]
+    assert not [n for n in names if n.startswith(("solutions/", "graders/", "fixtures/submissions"))
+                or n.endswith(("mutants.py", "rubric.yaml", "_hidden.py"))
+                or "reference" in n]
+    trusted = {p.read_bytes() for base in TRUSTED for p in (ROOT / base).rglob("*")
+               if p.is_file() and "stub" not in p.parts}  # the sample stubs are the stubs
+    assert not [n for n, p in zip(names, files) if p.read_bytes() in trusted]
+
+
+def test_the_released_package_is_the_student_side_and_nothing_else(release):
+    tests = sorted((release / "assignments").glob("lab*/test_*_public.py"))
+    expected = set(student_modules(public_test_imports(tests)))
+    shipped = released_modules(release)
+    assert shipped == expected
+    assert not [m for m in shipped for f in FORBIDDEN if m == f or m.startswith(f + ".")]
+    assert {"rnngrade.checks.plugin", "rnngrade.runner.inprocess", "rnngrade.runner.proxy",
+            "rnngrade.submission.module_builder", "rnngrade.submission.standins"} <= shipped
+
+
+def test_the_released_package_imports_on_its_own(release):
+    code = ("import importlib, rnngrade, rnngrade.checks.plugin, rnngrade.checks.notebook_tests\n"
+            "print(rnngrade.__file__)\n"
+            "for name in ('rnngrade.grading', 'rnngrade.sandbox', 'rnngrade.validate',\n"
+            "             'rnngrade.diagnosis', 'rnngrade.authoring', 'rnngrade.cli'):\n"
+            "    try:\n"
+            "        importlib.import_module(name)\n"
+            "    except ModuleNotFoundError:\n"
+            "        continue\n"
+            "    raise SystemExit(name + ' is importable from the release')\n")
+    env = {k: v for k, v in os.environ.items() if k != "RNNGRADE_ROOT"}
+    env["PYTHONPATH"] = str(release)
+    done = subprocess.run([sys.executable, "-c", code], cwd=release, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert done.stdout.strip() == str(release / "rnngrade" / "__init__.py")
+
+
+def test_a_trusted_module_imported_from_the_student_side_stops_the_release(tmp_path):
+    base = tmp_path / "rnngrade"
+    shutil.copytree(ROOT / "graders" / "rnngrade", base,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    compare = base / "checks" / "compare.py"
+    compare.write_text(compare.read_text() + "\n\ndef _later():\n"
+                       "    from rnngrade.grading.engine import grade\n    return grade\n")
+    with pytest.raises(PackageError, match=r"rnngrade\.grading\.engine(\.grade)? \(imported "
+                                           r"by rnngrade\.checks\.compare\)"):
+        student_modules(base=base)
