@@ -134,7 +134,8 @@ def discover(folders: list[Path]) -> list[Entry]:
 
 
 def _stem(path: Path) -> str:
-    return path.stem if path.suffix.lower() in SUBMISSION_SUFFIXES else path.name
+    """The name without its extension (a folder's whole name)."""
+    return path.name if path.is_dir() else (path.stem or path.name)
 
 
 def read_entry(entry: Entry, max_bytes: int = MAX_ENTRY_BYTES) -> Payload:

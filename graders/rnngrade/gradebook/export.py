@@ -10,6 +10,7 @@ import csv
 import datetime as dt
 import io
 import json
+import re
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -154,6 +155,11 @@ def histogram(percents: list[float]) -> tuple[list[Bar], dict]:
     return bars, chart
 
 
+def _topic(title: str) -> str:
+    """What a test is about: its title up to the first colon, parenthesis or 'against'."""
+    return re.split(r":|\(| against ", title, maxsplit=1)[0].strip() or title
+
+
 def summarise(book: Gradebook, lab_name: str, slowest: int = 8) -> Summary:
     """Everything summary.html shows, from the current results of ``lab_name``."""
     lab = get_lab(lab_name)
@@ -201,7 +207,7 @@ def summarise(book: Gradebook, lab_name: str, slowest: int = 8) -> Summary:
             stat.failed += 1
         for diagnosis in json.loads(t["diagnosis"]):
             diagnosed[diagnosis].add(t["student_id"])
-            diagnosis_tests[diagnosis][t["title"].split(":")[0]] += 1
+            diagnosis_tests[diagnosis][_topic(t["title"])] += 1
             if t["hint"]:
                 hints.setdefault(diagnosis, t["hint"])
         if "timeout" in json.loads(t["failure_kinds"]):

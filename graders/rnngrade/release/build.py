@@ -11,7 +11,6 @@ and the leak audit (``rnngrade.release.audit``) finds nothing.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
@@ -75,15 +74,35 @@ def public_tests(lab: Lab, root: Path) -> list[Path]:
     return sorted(lab.assignment_dir(root).glob("test_*_public.py"))
 
 
-def public_points(paths: list[Path]) -> float:
-    """The sum of the ``@pytest.mark.points(n)`` of the public tests."""
-    total = 0.0
-    for path in paths:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("mark.points") \
-                    and node.args and isinstance(node.args[0], ast.Constant):
-                total += float(node.args[0].value)
-    return total
+def public_points(paths: list[Path]) -> dict[str, float]:
+    """Lab → public points of these test files as ``pytest assignments/labN`` counts them: the
+    ``@pytest.mark.points(n)`` of every collected item (a parametrised test counts per case)."""
+    import contextlib
+    import io
+    from collections import defaultdict
+
+    import pytest
+
+    class Collector:
+        total: dict[str, float] = defaultdict(float)
+
+        def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+            for item in items:
+                marker = item.get_closest_marker("points")
+                if marker is not None:
+                    self.total[Path(item.path).parent.name] += float(marker.args[0])
+
+    if not paths:
+        return {}
+    collector = Collector()
+    args = ["--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+            "--import-mode=importlib", "-o", "addopts=", *map(str, paths)]
+    with contextlib.redirect_stdout(io.StringIO()) as log:
+        code = pytest.main(args, plugins=[collector])
+    if code != pytest.ExitCode.OK:
+        raise ReleaseError(f"cannot collect the public tests {[p.name for p in paths]} "
+                           f"(pytest exit {int(code)}):\n{log.getvalue()[-2000:]}")
+    return dict(collector.total)
 
 
 def default_labs(root: Path) -> list[Lab]:
@@ -135,15 +154,14 @@ def build_files(labs: list[Lab], root: Path, *, torch_version: str, grading_work
                 name: str, warnings: list[str]) -> tuple[dict[str, bytes], list[str]]:
     """Release path → content of every file; and the shipped rnngrade modules."""
     files: dict[str, bytes] = {}
+    tests = [path for lab in labs for path in public_tests(lab, root)]
+    points = public_points(tests)
     infos = []
-    tests: list[Path] = []
     for lab in labs:
         files.update(lab_files(lab, root, warnings))
-        lab_tests = public_tests(lab, root)
-        if not lab_tests:
+        if not public_tests(lab, root):
             warnings.append(f"{lab.name} has no public tests yet")
-        tests += lab_tests
-        infos.append(LabInfo(lab.name, lab.title, lab.module, public_points(lab_tests),
+        infos.append(LabInfo(lab.name, lab.title, lab.module, points.get(lab.name, 0.0),
                              (lab.assignment_dir(root) / "README.md").exists(),
                              lab.functions[0]))
     modules = student_modules(public_test_imports(tests))

@@ -1,0 +1,414 @@
+"""Jailing a worker process (Linux): namespaces, a private root, resource limits, an
+unprivileged uid, no_new_privs, a scrubbed environment; and ``verify()``, which measures from
+inside the worker which of these are in force.
+
+Runs in processes forked from the zygote, before any student code exists in them:
+
+1. ``enter_namespaces`` (the intermediate process): new mount, PID, network, IPC and UTS
+   namespaces (plus a user namespace when not root). Its next child is PID 1 of the new PID
+   namespace: when that child dies, everything it started dies with it.
+2. ``build_root`` (that child, still privileged): a tmpfs root holding only read-only binds of the
+   system directories and the Python installation, a few device nodes, a fresh ``/proc``, and
+   tmpfs ``/tmp`` and ``/submission`` (the working directory); then ``pivot_root`` and a detach of
+   the old root, so the course repository and every other grader path are simply not there.
+   Nothing is mounted unless the process is verifiably in a mount namespace of its own whose
+   mounts do not propagate back.
+3. ``drop_privileges`` (when a submission is assigned): rlimits, then a uid/gid of its own with no
+   capabilities, then no_new_privs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import resource
+import socket
+import sys
+from dataclasses import dataclass, field
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND = 32, 1024, 2048, 4096
+MS_REC, MS_PRIVATE, MS_RELATIME = 16384, 1 << 18, 1 << 21
+MNT_DETACH = 2
+PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 4, 24, 38, 36
+_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217}
+_CAPSET = {"x86_64": 126, "aarch64": 91, "ppc64le": 184, "s390x": 185}
+
+JAIL_MARKER = "/.rnngrade-jail"
+WORKDIR = "/submission"
+STUDENT = "student"
+KEPT_ENV = frozenset({
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS", "GOTO_NUM_THREADS", "TORCH_NUM_THREADS",
+    "OMP_PROC_BIND", "OMP_PLACES", "OMP_WAIT_POLICY", "OMP_DYNAMIC", "MKL_DYNAMIC",
+    "KMP_AFFINITY", "KMP_BLOCKTIME", "MALLOC_ARENA_MAX", "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "LANG", "LC_ALL", "TZ",
+})
+WORKER_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": WORKDIR, "TMPDIR": "/tmp",
+              "USER": STUDENT, "LOGNAME": STUDENT, "PYTHONDONTWRITEBYTECODE": "1"}
+_SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_DEVICES = ("null", "zero", "full", "random", "urandom")
+_ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime")
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class IsolationError(OSError):
+    """A measure could not be put in place."""
+
+
+@dataclass
+class Context:
+    """What the zygote knows before it forks: its own namespaces, what to bind, what to hide."""
+
+    namespaces: dict[str, str]
+    staging: str  # an empty directory to build the new root on (in the private mount namespace)
+    binds: list[str] = field(default_factory=list)  # host directories, bound read-only
+    hidden: list[str] = field(default_factory=list)  # host paths that must not be visible
+    privileged: bool = False  # root in the initial user namespace
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise IsolationError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int,
+           data: str | None = None) -> None:
+    _check(_libc.mount(source.encode() if source else None, target.encode(),
+                       fstype.encode() if fstype else None, ctypes.c_ulong(flags),
+                       data.encode() if data else None), f"mount {target}")
+
+
+def namespace_ids() -> dict[str, str]:
+    ids = {}
+    for name in ("mnt", "pid", "net", "ipc", "uts", "user"):
+        try:
+            ids[name] = os.readlink(f"/proc/self/ns/{name}")
+        except OSError:
+            ids[name] = ""
+    return ids
+
+
+def set_child_subreaper() -> None:
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def make_context(staging: str, hidden: list[str]) -> Context:
+    """The zygote's view: its namespaces and the Python directories a worker needs."""
+    hidden = [os.path.realpath(p) for p in hidden if p]
+    binds: list[str] = []
+    candidates = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+    for module in ("numpy", "torch"):
+        mod = sys.modules.get(module)
+        if mod is not None and getattr(mod, "__file__", None):
+            candidates.append(os.path.dirname(os.path.dirname(mod.__file__)))
+    for path in candidates:
+        real = os.path.realpath(path)
+        if not os.path.isdir(real) or real == "/":
+            continue
+        if any(_within(h, real) for h in hidden):  # would expose a hidden path
+            continue
+        if any(_within(real, "/" + top) for top in _SYSTEM_DIRS):
+            continue  # already visible through the system directories
+        if not any(_within(real, b) for b in binds):
+            binds = [b for b in binds if not _within(b, real)] + [real]
+    return Context(namespace_ids(), staging, binds, hidden, os.geteuid() == 0)
+
+
+def _within(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+# ---------------------------------------------------------------------------- namespaces
+
+def enter_namespaces(isolate: bool) -> list[str]:
+    """In the intermediate process: new namespaces for it and its next child. Returns what
+    failed (nothing: all in place)."""
+    if not isolate:
+        return ["isolation disabled"]
+    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+    user = os.geteuid() != 0
+    uid, gid = os.geteuid(), os.getegid()
+    if user:
+        flags |= CLONE_NEWUSER
+    if _libc.unshare(flags) == 0:
+        if user:
+            _map_user(uid, gid)
+        return []
+    problems = [f"unshare: {os.strerror(ctypes.get_errno())}"]
+    if user:  # no user namespace: no other namespace is possible either
+        return problems
+    for flag in (CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS):
+        if _libc.unshare(flag) != 0:
+            problems.append(f"unshare {flag:#x}: {os.strerror(ctypes.get_errno())}")
+    return problems
+
+
+def _map_user(uid: int, gid: int) -> None:
+    with open("/proc/self/setgroups", "w") as f:
+        f.write("deny")
+    with open("/proc/self/uid_map", "w") as f:
+        f.write(f"{uid} {uid} 1")
+    with open("/proc/self/gid_map", "w") as f:
+        f.write(f"{gid} {gid} 1")
+
+
+# ---------------------------------------------------------------------------- the new root
+
+def build_root(ctx: Context, device: str, uid: int, gid: int, disk_bytes: int) -> list[str]:
+    """In the worker-to-be (PID 1 of its namespace): build and enter the private root.
+    Returns problems; raises IsolationError when nothing may be mounted at all."""
+    if namespace_ids()["mnt"] in ("", ctx.namespaces["mnt"]):
+        raise IsolationError(errno.EPERM, "no private mount namespace: nothing mounted")
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing propagates back to the host
+    problems: list[str] = []
+    root = ctx.staging
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
+    for top in _SYSTEM_DIRS:
+        host = "/" + top
+        if os.path.islink(host):
+            os.symlink(os.readlink(host), root + host)
+        elif os.path.isdir(host):
+            _bind(host, root + host, read_only=True)
+    for path in ctx.binds:
+        if not os.path.exists(root + path):
+            _bind(path, root + path, read_only=True)
+    os.makedirs(root + "/etc", exist_ok=True)
+    for path in _ETC_FILES:
+        if os.path.isfile(path):
+            _bind(path, root + path, read_only=True)
+    _write(root + "/etc/passwd", f"{STUDENT}:x:{uid}:{gid}:student:{WORKDIR}:/bin/false\n")
+    _write(root + "/etc/group", f"{STUDENT}:x:{gid}:\n")
+    _write(root + "/etc/hosts", "127.0.0.1 localhost\n")
+    _write(root + JAIL_MARKER, "")
+    _make_dev(root, device, disk_bytes)
+    if device.startswith("cuda"):
+        _bind("/sys", root + "/sys", read_only=True)
+    else:
+        for path in ("/sys/devices/system/cpu", "/sys/devices/system/node"):
+            if os.path.isdir(path):
+                try:
+                    _bind(path, root + path, read_only=True)
+                except OSError as exc:
+                    problems.append(str(exc))
+    os.makedirs(root + "/proc")
+    try:
+        _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    except OSError as exc:
+        problems.append(f"{exc} (no /proc in the worker)")
+    os.makedirs(root + "/tmp")
+    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
+           f"size={disk_bytes},mode=1777")
+    os.makedirs(root + WORKDIR)
+    _mount("tmpfs", root + WORKDIR, "tmpfs", MS_NOSUID | MS_NODEV,
+           f"size={disk_bytes},mode=0700")
+    os.chown(root + WORKDIR, uid, gid)
+    old = root + "/.old-root"
+    os.makedirs(old)
+    machine = platform.machine()
+    if machine not in _PIVOT_ROOT:
+        raise IsolationError(errno.ENOSYS, f"pivot_root: unknown machine {machine}")
+    _check(_libc.syscall(_PIVOT_ROOT[machine], root.encode(), old.encode()), "pivot_root")
+    os.chdir("/")
+    _check(_libc.umount2(b"/.old-root", MNT_DETACH), "umount the old root")
+    os.rmdir("/.old-root")
+    _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    name = b"rnngrade-sandbox"
+    if _libc.sethostname(name, len(name)) != 0:
+        problems.append(f"sethostname: {os.strerror(ctypes.get_errno())}")
+    return problems
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def _bind(source: str, target: str, *, read_only: bool, device: bool = False) -> None:
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if not os.path.exists(target):
+            _write(target, "")
+    _mount(source, target, None, MS_BIND)
+    flags = MS_BIND | MS_REMOUNT | MS_NOSUID | _atime_flags(source)
+    if read_only:
+        flags |= MS_RDONLY
+    if not device:
+        flags |= MS_NODEV
+    _mount(None, target, None, flags)
+
+
+def _atime_flags(path: str) -> int:
+    """Keep the source mount's atime flags (a user namespace may not change them)."""
+    st = os.statvfs(path).f_flag
+    out = 0
+    for st_flag, ms_flag in ((1024, MS_NOATIME), (2048, MS_NODIRATIME), (4096, MS_RELATIME),
+                             (os.ST_NOEXEC, MS_NOEXEC)):
+        if st & st_flag:
+            out |= ms_flag
+    return out
+
+
+def _make_dev(root: str, device: str, disk_bytes: int) -> None:
+    dev = root + "/dev"
+    os.makedirs(dev)
+    for name in _DEVICES:
+        if os.path.exists("/dev/" + name):
+            _bind("/dev/" + name, f"{dev}/{name}", read_only=False, device=True)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, f"{dev}/{name}")
+    os.makedirs(dev + "/shm")
+    _mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+           f"size={disk_bytes},mode=1777")
+    if device.startswith("cuda"):
+        for name in sorted(os.listdir("/dev")):
+            if name.startswith("nvidia"):
+                path = "/dev/" + name
+                if os.path.isdir(path):
+                    _bind(path, dev + "/" + name, read_only=True, device=True)
+                else:
+                    _bind(path, dev + "/" + name, read_only=False, device=True)
+
+
+# ---------------------------------------------------------------------------- privileges
+
+def apply_limits(limits: dict, device: str) -> None:
+    """setrlimit: soft = hard, so the student cannot raise them again."""
+    memory = resource.RLIMIT_DATA if device.startswith("cuda") else resource.RLIMIT_AS
+    for which, value in ((resource.RLIMIT_CORE, 0),
+                         (resource.RLIMIT_CPU, limits["cpu_seconds"]),
+                         (memory, limits["memory_bytes"]),
+                         (resource.RLIMIT_FSIZE, limits["file_bytes"]),
+                         (resource.RLIMIT_NOFILE, limits["open_files"]),
+                         (resource.RLIMIT_NPROC, limits["processes"])):
+        resource.setrlimit(which, (value, value))
+
+
+def drop_privileges(uid: int, gid: int, privileged: bool) -> list[str]:
+    """A uid/gid of its own and no capabilities, then no_new_privs. Returns problems."""
+    problems: list[str] = []
+    if privileged:
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)  # leaving uid 0 clears every capability
+    else:
+        problems += _drop_capabilities()
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # its own /proc/self stays readable to it
+    return problems
+
+
+def _drop_capabilities() -> list[str]:
+    """In a user namespace (not root): empty the bounding set and every capability set."""
+    last = 40
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            last = int(f.read())
+    except (OSError, ValueError):
+        pass
+    for cap in range(last + 1):
+        _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    machine = platform.machine()
+    if machine not in _CAPSET:
+        return [f"capset: unknown machine {machine}"]
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+
+    header = Header(0x20080522, 0)
+    data = (Data * 2)()
+    if _libc.syscall(_CAPSET[machine], ctypes.byref(header), ctypes.byref(data)) != 0:
+        return [f"capset: {os.strerror(ctypes.get_errno())}"]
+    return []
+
+
+def scrub_environment() -> None:
+    kept = {k: v for k, v in os.environ.items() if k in KEPT_ENV}
+    os.environ.clear()
+    os.environ.update(kept)
+    os.environ.update(WORKER_ENV)
+
+
+# ---------------------------------------------------------------------------- verification
+
+def _status_fields() -> dict[str, str]:
+    try:
+        with open("/proc/self/status") as f:
+            return dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
+    except OSError:
+        return {}
+
+
+def verify(ctx: Context, limits: dict, device: str) -> tuple[dict[str, bool], dict[str, str]]:
+    """Which measures are in force, measured from inside the worker: (protections, details)."""
+    ids = namespace_ids()
+    status = _status_fields()
+    details: dict[str, str] = {}
+
+    def other(name: str) -> bool:
+        return bool(ids[name]) and ids[name] != ctx.namespaces.get(name)
+
+    visible = [p for p in ctx.hidden if os.path.lexists(p)]
+    if visible:
+        details["visible grader paths"] = ", ".join(visible)
+    private_fs = other("mnt") and os.path.exists(JAIL_MARKER) and not visible
+    read_only = True
+    for path in ("/", "/usr", sys.prefix):
+        try:
+            read_only &= bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+        except OSError:
+            pass
+    try:
+        interfaces = {name for _, name in socket.if_nameindex()}
+    except OSError:
+        interfaces = set()
+    ids_nonzero = all(os.getresuid()) and all(os.getresgid())
+    no_caps = status.get("CapEff", "").strip().strip("0") == "" and "CapEff" in status
+    memory = resource.RLIMIT_DATA if device.startswith("cuda") else resource.RLIMIT_AS
+    rlimits = (resource.getrlimit(resource.RLIMIT_CPU)[1] == limits["cpu_seconds"]
+               and resource.getrlimit(memory)[1] == limits["memory_bytes"]
+               and resource.getrlimit(resource.RLIMIT_FSIZE)[1] == limits["file_bytes"]
+               and resource.getrlimit(resource.RLIMIT_NOFILE)[1] == limits["open_files"]
+               and resource.getrlimit(resource.RLIMIT_NPROC)[1] == limits["processes"])
+    protections = {
+        "separate process": True,
+        "private filesystem": private_fs,
+        "read-only system directories": private_fs and read_only,
+        "pid namespace": other("pid") and os.getpid() == 1,
+        "network namespace": other("net") and interfaces <= {"lo"},
+        "ipc namespace": other("ipc"),
+        "uts namespace": other("uts") and socket.gethostname() == "rnngrade-sandbox",
+        "unprivileged uid": bool(ids_nonzero and no_caps),
+        "no_new_privs": status.get("NoNewPrivs", "").strip() == "1",
+        "resource limits": rlimits,
+        "scrubbed environment": set(os.environ) <= KEPT_ENV | set(WORKER_ENV),
+        "output captured": all(_is_fifo(fd) for fd in (1, 2)),
+    }
+    return protections, details
+
+
+def _is_fifo(fd: int) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False

@@ -1,0 +1,52 @@
+"""Resource limits of one sandboxed worker process."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+
+def default_processes() -> int:
+    """RLIMIT_NPROC counts threads too: room for BLAS/torch thread pools, not for a fork bomb."""
+    return max(64, 4 * (os.cpu_count() or 1))
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one worker may use. Every limit is enforced by the kernel (setrlimit) or by the
+    grader (the wall clock), never by code running beside the student's."""
+
+    call_seconds: float = 10.0  # wall clock per call, and for loading the submission
+    cpu_seconds: int = 60  # CPU time of the worker process over its life (RLIMIT_CPU)
+    memory_bytes: int = 4 << 30  # address space (RLIMIT_AS; RLIMIT_DATA for CUDA workers)
+    file_bytes: int = 64 << 20  # largest file the worker may write (RLIMIT_FSIZE)
+    open_files: int = 256  # RLIMIT_NOFILE
+    processes: int = field(default_factory=default_processes)  # RLIMIT_NPROC, threads included
+    output_bytes: int = 8 << 10  # stdout and stderr kept per call and stream
+    disk_bytes: int = 128 << 20  # size of each of the worker's tmpfs (working dir, /tmp)
+
+    def __post_init__(self) -> None:
+        for name in ("call_seconds", "cpu_seconds", "memory_bytes", "file_bytes", "open_files",
+                     "processes", "output_bytes", "disk_bytes"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"Limits.{name} must be positive")
+
+    def as_wire(self) -> dict:
+        """The limits the worker applies to itself, as plain data."""
+        return {"cpu_seconds": int(self.cpu_seconds), "memory_bytes": int(self.memory_bytes),
+                "file_bytes": int(self.file_bytes), "open_files": int(self.open_files),
+                "processes": int(self.processes), "disk_bytes": int(self.disk_bytes)}
+
+
+def describe_bytes(n: int) -> str:
+    """``4 GiB``, ``64 MiB``, ``512 KiB``, ``100 bytes``."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            value = n / (1 << shift)
+            return f"{value:g} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def describe_seconds(s: float) -> str:
+    """``10 s``, ``0.5 s``."""
+    return f"{s:g} s"

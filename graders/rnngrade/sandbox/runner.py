@@ -1,0 +1,446 @@
+"""``SandboxRunner``: the grader's side of a jailed worker (see ``StudentRunner``).
+
+Every call is one request and one reply over the worker's socketpair, under a wall-clock
+deadline; stdout and stderr arrive on pipes, drained while waiting and cut at
+``Limits.output_bytes``. A worker that hangs is killed; one that dies is reaped and the cause
+named (a signal, an exit status, the CPU limit); the next call gets a fresh worker that loads the
+submission again. A submission whose loading fails that way is a load error for good.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import select
+import signal
+import socket
+import threading
+import time
+import weakref
+from typing import Any
+
+from rnngrade.runner.base import (
+    CRASH,
+    EXIT,
+    LOAD_ERROR,
+    MEMORY,
+    OUTPUT_LIMIT,
+    PROTOCOL,
+    TIMEOUT,
+    CallResult,
+    StudentError,
+)
+from rnngrade.sandbox.channel import ChannelClosed, ChannelTimeout, FrameReader, send_frame
+from rnngrade.sandbox.codec import ProtocolError, decode, encode
+from rnngrade.sandbox.limits import Limits, describe_bytes, describe_seconds
+from rnngrade.sandbox.zygote import SandboxUnavailable, ZygoteClient, shared_client
+
+REQUIRED = ("private filesystem", "unprivileged uid")
+HELLO_SECONDS = 60.0
+KINDS = frozenset({"exception", "not_implemented", "missing_function", "load_error", "timeout",
+                   "memory", "crash", "exit", "protocol", "output_limit"})
+TRUNCATED = "\n[... truncated]"
+SIGNALS = {
+    signal.SIGSEGV: "segmentation fault (SIGSEGV)",
+    signal.SIGBUS: "bus error (SIGBUS)",
+    signal.SIGABRT: "aborted (SIGABRT)",
+    signal.SIGFPE: "floating-point exception (SIGFPE)",
+    signal.SIGILL: "illegal instruction (SIGILL)",
+}
+
+
+class _Capture:
+    """The first ``limit`` bytes of a stream; the rest is counted and dropped."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = self.limit - len(self.data)
+        if room > 0:
+            self.data += chunk[:room]
+        self.dropped += max(0, len(chunk) - max(room, 0))
+
+    def take(self) -> str:
+        text = self.data.decode("utf-8", "replace") + (TRUNCATED if self.dropped else "")
+        self.data = bytearray()
+        self.dropped = 0
+        return text
+
+
+class _Died(Exception):
+    """The worker's channel closed: it ended."""
+
+
+class _Worker:
+    """One worker process, seen from the grader."""
+
+    def __init__(self, pid: int, sock: socket.socket, out_fd: int, err_fd: int,
+                 output_bytes: int) -> None:
+        self.pid = pid
+        self.pidfd: int | None = None
+        with contextlib.suppress(AttributeError, OSError):
+            self.pidfd = os.pidfd_open(pid)
+        self.sock = sock
+        sock.setblocking(False)
+        self.reader = FrameReader(sock)
+        self.poller = select.poll()
+        self.poller.register(sock.fileno(), select.POLLIN)
+        self.streams: dict[int, _Capture] = {}
+        for fd in (out_fd, err_fd):
+            flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+            fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+            self.poller.register(fd, select.POLLIN)
+            self.streams[fd] = _Capture(output_bytes)
+        self.out, self.err = self.streams[out_fd], self.streams[err_fd]
+        self.fds = [out_fd, err_fd]
+        self.killed = False
+
+    def send(self, message: Any, deadline: float) -> None:
+        try:
+            parts = encode(message)
+        except ProtocolError as exc:
+            raise TypeError(f"an argument cannot be sent to the sandbox: {exc}") from None
+        try:
+            send_frame(self.sock, parts, deadline)
+        except (ChannelClosed, OSError) as exc:
+            if isinstance(exc, ChannelTimeout):
+                raise
+            raise _Died() from None
+
+    def receive(self, deadline: float) -> Any:
+        """The next message; raises ChannelTimeout, _Died or ProtocolError."""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ChannelTimeout("no reply before the deadline")
+            for fd, _ in self.poller.poll(max(1, int(remaining * 1000) + 1)):
+                if fd in self.streams:
+                    self._read_stream(fd)
+                    continue
+                try:
+                    payload = self.reader.read_some()
+                except ChannelClosed:
+                    self.drain()
+                    raise _Died() from None
+                if payload is not None:
+                    self.drain()
+                    return decode(payload)
+
+    def _read_stream(self, fd: int) -> bool:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            chunk = b""
+        if not chunk:
+            with contextlib.suppress(KeyError, OSError):
+                self.poller.unregister(fd)
+            return False
+        self.streams[fd].add(chunk)
+        return True
+
+    def drain(self) -> None:
+        for fd in self.fds:
+            while self._read_stream(fd):
+                pass
+
+    def kill(self) -> None:
+        self.killed = True
+        try:
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            else:
+                os.kill(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, OSError):
+            pass
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        for fd in self.fds + ([self.pidfd] if self.pidfd is not None else []):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _shutdown(holder: list, client: ZygoteClient) -> None:
+    worker = holder[0]
+    holder[0] = None
+    if worker is not None:
+        worker.kill()
+        with contextlib.suppress(Exception):
+            client.release(worker.pid)
+        worker.close()
+
+
+class SandboxRunner:
+    """Runs a submission in a jailed worker process (see the module docstring)."""
+
+    _isolate = True  # tests subclass with False to check the refusal; never for hostile code
+
+    def __init__(self, source: str, filename: str, *, device: str = "cpu",
+                 limits: Limits | None = None, allow_unprotected: bool = False) -> None:
+        self.source = source
+        self.filename = filename
+        self.device = device
+        self.limits = limits or Limits()
+        self.allow_unprotected = allow_unprotected
+        self._lock = threading.RLock()
+        self._client = shared_client()
+        self._holder: list[_Worker | None] = [None]
+        self._finalizer = weakref.finalize(self, _shutdown, self._holder, self._client)
+        self._generation = 0
+        self._seq = 0
+        self._notes: list[str] | None = None
+        self._fatal: str | None = None
+        self._protections: dict[str, bool] = {}
+        self._details: dict[str, str] = {}
+        self._closed = False
+        self.restarts = 0
+        with self._lock:
+            self._start_worker()
+
+    # ---------------------------------------------------------------- StudentRunner
+    def call(self, function: str, args: tuple = (), kwargs: dict | None = None, *,
+             timeout: float | None = None) -> CallResult:
+        return self._call(function, args, kwargs or {}, timeout, helper=False)
+
+    def call_helper(self, helper: str, args: tuple = (), kwargs: dict | None = None, *,
+                    timeout: float | None = None) -> CallResult:
+        return self._call(helper, args, kwargs or {}, timeout, helper=True)
+
+    def has_function(self, function: str) -> bool:
+        with self._lock:
+            if self._holder[0] is None and self._fatal is not None:
+                return False
+            try:
+                reply = self._exchange(("has", None, function), function, None)
+            except StudentError:
+                return False
+            return reply[2] is True
+
+    def load_notes(self) -> list[str]:
+        return list(self._notes or [])
+
+    def protections(self) -> dict[str, bool]:
+        return dict(self._protections)
+
+    def protection_details(self) -> dict[str, str]:
+        """Why a measure is missing, as the worker reported it."""
+        return dict(self._details)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._finalizer()
+
+    def __enter__(self) -> SandboxRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def worker_pid(self) -> int | None:
+        worker = self._holder[0]
+        return worker.pid if worker is not None else None
+
+    # ---------------------------------------------------------------- internals
+    def _call(self, name: str, args: tuple, kwargs: dict, timeout: float | None,
+              helper: bool) -> CallResult:
+        with self._lock:
+            if self._fatal is not None:
+                raise StudentError(LOAD_ERROR, self._fatal, function=name)
+            started = time.perf_counter()
+            reply = self._exchange(("call", None, name, tuple(args), dict(kwargs), helper),
+                                   name, timeout)
+            worker = self._holder[0]
+            out = worker.out.take() if worker else ""
+            err = worker.err.take() if worker else ""
+            if reply[0] == "error":
+                _, _, kind, message, recycle = reply
+                if recycle:
+                    self._discard()
+                raise StudentError(kind, message, function=name, stdout=out, stderr=err)
+            _, _, value, args_after, kwargs_after = reply
+            return CallResult(value, args_after, kwargs_after, out, err,
+                              time.perf_counter() - started)
+
+    def _exchange(self, message: tuple, name: str, timeout: float | None) -> tuple:
+        """Send a request to the worker (starting one if needed) and return its checked reply;
+        failures of the worker become StudentError."""
+        if self._closed:
+            raise RuntimeError("this SandboxRunner is closed")
+        worker = self._holder[0]
+        if worker is None:
+            self._start_worker()
+            if self._fatal is not None:
+                raise StudentError(LOAD_ERROR, self._fatal, function=name)
+            worker = self._holder[0]
+        assert worker is not None
+        self._seq += 1
+        seq = self._seq
+        message = (message[0], seq, *message[2:])
+        limit = timeout if timeout is not None else self.limits.call_seconds
+        worker.drain()
+        worker.out.take()
+        worker.err.take()
+        deadline = time.monotonic() + limit
+        try:
+            worker.send(message, deadline)
+            reply = worker.receive(deadline)
+        except ChannelTimeout:
+            worker.kill()
+            self._failed(worker, name, timed_out=limit)
+        except _Died:
+            self._failed(worker, name)
+        except ProtocolError as exc:
+            worker.kill()
+            self._failed(worker, name, protocol=str(exc))
+        expected = "has" if message[0] == "has" else None
+        if not _valid_reply(reply, seq, expected):
+            worker.kill()
+            self._failed(worker, name, protocol="an unexpected reply")
+        return reply
+
+    def _failed(self, worker: _Worker, name: str, timed_out: float | None = None,
+                protocol: str | None = None) -> None:
+        """The worker is gone (or must go): reap it, name the cause, raise StudentError."""
+        out, err = worker.out.take(), worker.err.take()
+        kind, message = self._cause(worker, name, timed_out, protocol)
+        raise StudentError(kind, message, function=name, stdout=out, stderr=err)
+
+    def _cause(self, worker: _Worker, name: str, timed_out: float | None = None,
+               protocol: str | None = None) -> tuple[str, str]:
+        status, cpu = self._reap(worker)
+        if timed_out is not None:
+            return TIMEOUT, f"{name} timed out after {describe_seconds(timed_out)}"
+        if protocol is not None:
+            return PROTOCOL, f"{name}: the worker sent data that cannot be graded ({protocol})"
+        if status is None:
+            return CRASH, f"{name}: the worker process ended (cause unknown)"
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            if sig in (signal.SIGKILL, signal.SIGXCPU):
+                if sig == signal.SIGXCPU or cpu >= self.limits.cpu_seconds - 0.5:
+                    return TIMEOUT, (f"{name} timed out: CPU time limit "
+                                     f"{describe_seconds(self.limits.cpu_seconds)} per worker")
+                return MEMORY, f"{name} killed: out of memory"
+            if sig == signal.SIGXFSZ:
+                return OUTPUT_LIMIT, (f"{name} hit the file size limit "
+                                      f"({describe_bytes(self.limits.file_bytes)} per file)")
+            try:
+                label = SIGNALS.get(sig) or f"killed by {signal.Signals(sig).name}"
+            except ValueError:
+                label = f"killed by signal {sig}"
+            return CRASH, f"{name} crashed: {label}"
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+        return EXIT, f"{name} ended the worker process (exit status {code}, e.g. os._exit)"
+
+    def _reap(self, worker: _Worker) -> tuple[int | None, float]:
+        """Wait for the worker to end (killing it when it does not), then forget it."""
+        if self._holder[0] is worker:
+            self._holder[0] = None
+            self.restarts += 1
+        status, cpu = None, 0.0
+        with contextlib.suppress(SandboxUnavailable):
+            status, cpu = self._client.reap(worker.pid, 0.0 if worker.killed else 1.0)
+            if status is None:
+                worker.kill()
+                status, cpu = self._client.reap(worker.pid, 5.0)
+        worker.close()
+        return status, cpu
+
+    def _discard(self) -> None:
+        worker = self._holder[0]
+        if worker is not None:
+            worker.kill()
+            self._reap(worker)
+
+    def _start_worker(self) -> None:
+        """Spawn a worker, check its protections, load the submission into it."""
+        if not self._client.alive:
+            self._client = shared_client()
+            self._finalizer.detach()
+            self._finalizer = weakref.finalize(self, _shutdown, self._holder, self._client)
+        self._generation += 1
+        pid, sock, out_fd, err_fd = self._client.spawn(self.device, self.limits.as_wire(),
+                                                       self._isolate)
+        worker = _Worker(pid, sock, out_fd, err_fd, self.limits.output_bytes)
+        self._holder[0] = worker
+        deadline = time.monotonic() + HELLO_SECONDS
+        try:
+            hello = worker.receive(deadline)
+        except (ChannelTimeout, _Died, ProtocolError) as exc:
+            worker.kill()
+            self._reap(worker)
+            raise SandboxUnavailable(f"a worker process did not start ({exc or 'it ended'})"
+                                     ) from None
+        if not (type(hello) is tuple and len(hello) == 3 and hello[0] == "hello"
+                and type(hello[1]) is dict and type(hello[2]) is dict):
+            worker.kill()
+            self._reap(worker)
+            raise SandboxUnavailable("a worker process did not start properly")
+        self._protections = {str(k): v is True for k, v in hello[1].items()}
+        self._details = {str(k): str(v) for k, v in hello[2].items()}
+        missing = [m for m in REQUIRED if not self._protections.get(m)]
+        if missing and not self.allow_unprotected:
+            worker.kill()
+            self._reap(worker)
+            why = "; ".join(f"{k}: {v}" for k, v in self._details.items()) or "not available"
+            raise SandboxUnavailable(
+                f"refusing to run student code: the sandbox cannot establish "
+                f"{' and '.join(missing)} here ({why}). It needs Linux with mount and PID "
+                "namespaces, as root or with unprivileged user namespaces.")
+        self._load(worker)
+
+    def _load(self, worker: _Worker) -> None:
+        deadline = time.monotonic() + self.limits.call_seconds
+        message = ("load", self.source, self.filename, self._generation << 32)
+        try:
+            worker.send(message, deadline)
+            reply = worker.receive(deadline)
+        except ChannelTimeout:
+            worker.kill()
+            self._reap(worker)
+            self._fatal = ("the submission could not be loaded: its top-level code timed out "
+                           f"after {describe_seconds(self.limits.call_seconds)}")
+            return
+        except (_Died, ProtocolError) as exc:
+            worker.kill()
+            _, cause = self._cause(worker, "its top-level code",
+                                   protocol=str(exc) if isinstance(exc, ProtocolError) else None)
+            self._fatal = f"the submission could not be loaded: {cause}"
+            return
+        finally:
+            worker.out.take()  # top-level output is not reported (as in-process)
+            worker.err.take()
+        if not (type(reply) is tuple and len(reply) == 3 and reply[0] == "loaded"
+                and type(reply[1]) is list and all(type(n) is str for n in reply[1])
+                and (reply[2] is None or type(reply[2]) is str)):
+            worker.kill()
+            self._reap(worker)
+            self._fatal = "the submission could not be loaded: the worker answered nonsense"
+            return
+        if self._notes is None:
+            self._notes = list(reply[1])
+        if reply[2] is not None:
+            self._fatal = reply[2]
+
+
+def _valid_reply(reply: Any, seq: int, expected: str | None) -> bool:
+    """Whether ``reply`` has the shape of an answer to request ``seq``."""
+    if type(reply) is not tuple or len(reply) < 3 or reply[1] != seq:
+        return False
+    if expected == "has":
+        return reply[0] == "has" and type(reply[2]) is bool
+    if reply[0] == "ok":
+        return len(reply) == 5 and type(reply[3]) is tuple and type(reply[4]) is dict
+    if reply[0] == "error":
+        return (len(reply) == 5 and reply[2] in KINDS and type(reply[3]) is str
+                and type(reply[4]) is bool)
+    return False

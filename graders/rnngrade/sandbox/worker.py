@@ -1,0 +1,281 @@
+"""The worker: the jailed process that loads one submission and answers calls into it.
+
+Everything here runs on the untrusted side. It decodes requests, calls the student (or a grader
+helper beside the student), and encodes the answer; the grader trusts none of what comes back and
+checks every byte (``codec.decode``). Its messages (tuples):
+
+    grader -> worker                                   worker -> grader
+    ("load", source, filename, handle_base)            ("hello", protections, details)
+    ("call", seq, name, args, kwargs, is_helper)       ("loaded", notes, fatal)
+    ("has", seq, name)                                 ("ok", seq, value, args, kwargs)
+    ("exit",)                                          ("error", seq, kind, message, recycle)
+                                                       ("has", seq, bool)
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import re
+import socket
+import sys
+import tempfile
+import types
+from typing import Any
+
+from rnngrade.runner.base import (
+    EXCEPTION,
+    EXIT,
+    LOAD_ERROR,
+    MEMORY,
+    MISSING_FUNCTION,
+    NOT_IMPLEMENTED,
+    OUTPUT_LIMIT,
+    PROTOCOL,
+)
+from rnngrade.runner.inprocess import describe_exception, resolve_function_refs
+from rnngrade.sandbox import isolation
+from rnngrade.sandbox.channel import ChannelClosed, recv_frame, send_frame
+from rnngrade.sandbox.codec import HandleTable, ProtocolError, decode, encode
+from rnngrade.sandbox.limits import describe_bytes
+from rnngrade.submission.module_builder import build_module
+from rnngrade.worker_helpers import HELPERS
+
+MESSAGE_LIMIT = 4000
+_FILENAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}\.py$")
+
+
+class _State:
+    def __init__(self, sock: socket.socket, limits: dict) -> None:
+        self.sock = sock
+        self.limits = limits
+        self.module: types.ModuleType | None = None
+        self.fatal: str | None = None
+        self.handles = HandleTable()
+
+
+def become_worker(chan_fd: int, out_fd: int, err_fd: int, ctx: isolation.Context, limits: dict,
+                  device: str, uid: int, isolate: bool, problems: list[str]) -> None:
+    """Turn this (assigned spare) process into the worker and serve until the grader leaves."""
+    problems = list(problems)
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out_fd, 1)
+    os.dup2(err_fd, 2)
+    keep = {0, 1, 2, chan_fd}
+    for fd in _open_fds():
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's own descriptors
+    sys.stdout = sys.__stdout__ = _text_stream(1)
+    sys.stderr = sys.__stderr__ = _text_stream(2)
+    isolation.apply_limits(limits, device)
+    if isolate:
+        try:
+            problems += isolation.drop_privileges(uid, uid, ctx.privileged)
+        except OSError as exc:
+            problems.append(f"dropping privileges: {exc}")
+    isolation.scrub_environment()
+    workdir = isolation.WORKDIR
+    if not os.path.isdir(workdir) or not os.access(workdir, os.W_OK):
+        workdir = tempfile.mkdtemp(prefix="rnngrade-work-")
+        os.environ["HOME"] = workdir
+    os.chdir(workdir)
+    sys.path[:] = [p for p in sys.path if p and os.path.isdir(p)]
+    protections, details = isolation.verify(ctx, limits, device)
+    if problems:
+        details["problems"] = "; ".join(problems)
+    sock = socket.socket(fileno=chan_fd)
+    sock.setblocking(True)
+    state = _State(sock, limits)
+    _send(state, ("hello", protections, details))
+    serve(state)
+
+
+def _open_fds() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return list(range(3, 1024))
+
+
+def _text_stream(fd: int) -> io.TextIOWrapper:
+    return io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8",
+                            errors="backslashreplace")
+
+
+def _send(state: _State, message: Any) -> None:
+    try:
+        send_frame(state.sock, encode(message, handles=state.handles))
+    except (ChannelClosed, OSError):
+        os._exit(0)
+
+
+def serve(state: _State) -> None:
+    """Answer requests until the grader closes the channel or asks us to exit."""
+    while True:
+        try:
+            payload = recv_frame(state.sock)
+        except (ChannelClosed, OSError, ProtocolError):
+            os._exit(0)
+        try:
+            message = decode(payload, handles=state.handles)
+        except ProtocolError as exc:
+            _send(state, ("error", -1, PROTOCOL, f"bad request: {exc}", False))
+            continue
+        del payload
+        op = message[0] if type(message) is tuple and message else None
+        if op == "call":
+            _, seq, name, args, kwargs, is_helper = message
+            _call(state, seq, name, args, kwargs, is_helper)
+        elif op == "has":
+            _, seq, name = message
+            try:
+                found = callable(getattr(state.module, name, None))
+            except BaseException:  # noqa: BLE001 - a module __getattr__ of the student's
+                found = False
+            _send(state, ("has", seq, bool(found)))
+        elif op == "load":
+            _, source, filename, handle_base = message
+            _load(state, source, filename, handle_base)
+        else:
+            _flush()
+            os._exit(0)
+
+
+def _load(state: _State, source: str, filename: str, handle_base: int) -> None:
+    state.handles = HandleTable(handle_base)
+    if not _FILENAME.match(filename):
+        filename = "submission.py"
+    try:
+        with open(filename, "w", encoding="utf-8", errors="surrogatepass") as f:
+            f.write(source)
+    except OSError:
+        pass  # the module is built from the text either way
+    try:
+        built = build_module(source, filename)
+    except KeyboardInterrupt:
+        state.fatal = "the submission's top-level code raised KeyboardInterrupt"
+        state.module = types.ModuleType("submission")
+        notes: list[str] = []
+    else:
+        state.module, state.fatal, notes = built.module, built.fatal, built.notes
+    _flush()
+    _send(state, ("loaded", [str(n) for n in notes], state.fatal))
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001, S110 - a stream the student replaced
+            pass
+
+
+def _call(state: _State, seq: int, name: str, args: tuple, kwargs: dict,
+          is_helper: bool) -> None:
+    module = state.module
+    if state.fatal or module is None:
+        _send(state, ("error", seq, LOAD_ERROR, state.fatal or "not loaded", False))
+        return
+    recycle = False
+    try:
+        if is_helper:
+            helper = HELPERS[name]
+
+            def target(*a: Any, **k: Any) -> Any:
+                return helper(module, *a, **k)
+        else:
+            target = getattr(module, name, None)
+            if not callable(target):
+                _send(state, ("error", seq, MISSING_FUNCTION,
+                              f"the submission does not define `{name}`", False))
+                return
+        call_args = tuple(resolve_function_refs(a, args) for a in args)
+        call_kwargs = {k: resolve_function_refs(v, args) for k, v in kwargs.items()}
+        value = target(*call_args, **call_kwargs)
+    except NotImplementedError as exc:
+        kind, message = NOT_IMPLEMENTED, _text(exc) or f"{name}: not implemented yet"
+    except MemoryError:
+        kind, recycle = MEMORY, True
+        message = f"{name} killed: memory limit {describe_bytes(state.limits['memory_bytes'])}"
+    except SystemExit as exc:
+        kind = EXIT
+        message = (f"{name} tried to end the worker process (SystemExit"
+                   f"{'(' + _short(repr(exc.code)) + ')' if exc.code is not None else ''}, "
+                   "e.g. sys.exit or exit)")
+    except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            kind = OUTPUT_LIMIT
+            message = (f"{name} hit the file size limit "
+                       f"({describe_bytes(state.limits['file_bytes'])} per file)")
+        elif exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            kind = OUTPUT_LIMIT
+            message = (f"{name} filled the sandbox's disk "
+                       f"({describe_bytes(state.limits['disk_bytes'])})")
+        else:
+            kind, message = EXCEPTION, _describe(exc, module)
+    except BaseException as exc:  # noqa: BLE001 - whatever the student raised
+        kind, message = EXCEPTION, _describe(exc, module)
+    else:
+        _flush()
+        _reply_value(state, seq, name, value, args, kwargs)
+        return
+    _flush()
+    _send(state, ("error", seq, kind, message, recycle))
+
+
+def _reply_value(state: _State, seq: int, name: str, value: Any, args: tuple,
+                 kwargs: dict) -> None:
+    handles = state.handles
+    try:
+        encode(value, handles=handles)
+    except ProtocolError as exc:
+        _send(state, ("error", seq, PROTOCOL,
+                      f"{name} returned a value that cannot be graded: {exc}", False))
+        return
+    except MemoryError:
+        _send(state, ("error", seq, MEMORY, f"{name} killed: memory limit "
+                      f"{describe_bytes(state.limits['memory_bytes'])}", True))
+        return
+    except BaseException as exc:  # noqa: BLE001 - e.g. a patched torch.Tensor method
+        _send(state, ("error", seq, PROTOCOL, f"{name} returned a value that cannot be "
+                      f"sent: {type(exc).__name__}", False))
+        return
+    try:
+        parts = encode(("ok", seq, value, args, kwargs), handles=handles)
+    except ProtocolError as exc:
+        _send(state, ("error", seq, PROTOCOL,
+                      f"{name} left an argument that cannot be sent back: {exc}", False))
+        return
+    except BaseException as exc:  # noqa: BLE001
+        _send(state, ("error", seq, PROTOCOL, f"{name} left an argument that cannot be sent "
+                      f"back: {type(exc).__name__}", True))
+        return
+    try:
+        send_frame(state.sock, parts)
+    except (ChannelClosed, OSError):
+        os._exit(0)
+
+
+def _describe(exc: BaseException, module: types.ModuleType) -> str:
+    try:
+        return _short(describe_exception(exc, module))
+    except BaseException:  # noqa: BLE001 - a student exception whose str() fails
+        return f"{type(exc).__name__} (its message could not be shown)"
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return _short(str(exc))
+    except BaseException:  # noqa: BLE001
+        return ""
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + " [... truncated]"
+

@@ -1,0 +1,547 @@
+"""The zygote: a fork server that has already imported NumPy, torch (without initialising CUDA)
+and the worker side of rnngrade, so a worker costs a fork instead of a 2-second interpreter start.
+
+One zygote per grader process, started lazily by ``shared_client()`` as a fresh interpreter (it
+never holds anything of the grader's: no reference, no hidden suite, no submission source) with a
+scrubbed environment. It keeps a *spare* ready: a process already in its own namespaces and
+private root (the slow part, ~40 ms), still privileged, waiting. ``spawn`` hands the spare the
+worker's descriptors (a socketpair to the grader, two pipes for stdout and stderr); the spare
+applies its limits, drops to an unprivileged uid of its own and says hello — about a millisecond —
+and the zygote prepares the next spare.
+
+Process tree: zygote (child subreaper) → intermediate (enters the namespaces, forks, exits) →
+spare/worker (PID 1 of its PID namespace; reparented to the zygote). The zygote reaps a worker
+only when the grader asks (``reap``/``release``), so a worker's pid is never recycled while the
+grader may still signal it.
+
+Control messages are single SOCK_SEQPACKET packets encoded with ``codec`` (descriptors travel as
+SCM_RIGHTS):
+
+    grader -> zygote                                     zygote -> grader
+    ("spawn", seq, device, limits, isolate) + 3 fds      ("spawned", seq, pid) / ("failed", seq, why)
+    ("reap", seq, pid, timeout)                          ("reaped", seq, status | None, cpu seconds)
+    ("release", pid)                                     (no answer)
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+
+from rnngrade.sandbox import isolation
+from rnngrade.sandbox.channel import ChannelClosed, ChannelTimeout, recv_packet, send_packet
+from rnngrade.sandbox.codec import ProtocolError
+
+UID_BASE = 1 << 28
+START_TIMEOUT = 180.0
+SPARE_TIMEOUT = 60.0
+ZYGOTE_ENV = isolation.KEPT_ENV | {"PATH", "LANG", "LC_ALL", "TZ", "HOME"}
+_BOOT = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
+         "from rnngrade.sandbox.zygote import main; main(int(sys.argv[2]), json.loads(sys.argv[3]))")
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox cannot run here, or cannot protect the grader here."""
+
+
+# ================================================================ the zygote process itself
+
+@dataclass
+class _Spare:
+    pid: int
+    sock: socket.socket
+    key: tuple  # (device, isolate, disk_bytes)
+    uid: int
+    ready: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+def _prepare() -> None:
+    """Imports and small warm-ups, inherited by every worker (single-threaded: no BLAS/OpenMP
+    thread pool is started, so forking stays safe)."""
+    import numpy as np
+    import torch
+
+    import rnngrade.sandbox.worker  # noqa: F401 - the worker side, with everything it imports
+    from rnngrade.submission.module_builder import build_module
+
+    a = np.linspace(0.0, 1.0, 16).reshape(4, 4)
+    np.tanh(a @ a.T + 1.0).sum()
+    np.exp(a - a.max(axis=0, keepdims=True))
+    t = torch.linspace(0.0, 1.0, 16, dtype=torch.float64).reshape(4, 4)
+    torch.stack([torch.tanh(t @ t.T + 1.0), t], dim=1).sum()
+    x = t.clone().requires_grad_(True)
+    (x * x).sum().backward()
+    build_module("import numpy as np\n\ndef f(x):\n    return np.asarray(x)\n", "warmup.py")
+    sys.modules.pop("submission", None)
+    gc.collect()
+    gc.freeze()  # a worker's garbage collections never walk (and so copy) the zygote's objects
+
+
+class _Zygote:
+    def __init__(self, ctl: socket.socket, ctx: isolation.Context) -> None:
+        self.ctl = ctl
+        self.ctx = ctx
+        self.spares: list[_Spare] = []
+        self.workers: set[int] = set()  # assigned, not yet reaped for the grader
+        self.released: set[int] = set()  # reaped in the background
+        self.counter = 0
+        self.want: tuple | None = None  # the key of the spare to keep ready
+
+    # ---------------------------------------------------------------- main loop
+    def run(self) -> None:
+        while True:
+            socks = [self.ctl] + [s.sock for s in self.spares]
+            try:
+                readable, _, _ = select.select(socks, [], [], 0.5)
+            except InterruptedError:
+                continue
+            for sock in readable:
+                if sock is self.ctl:
+                    try:
+                        message, fds = recv_packet(self.ctl)
+                    except (ChannelClosed, OSError):
+                        return
+                    except ProtocolError:
+                        continue
+                    self._handle(message, fds)
+                else:
+                    spare = next((s for s in self.spares if s.sock is sock), None)
+                    if spare is not None:
+                        self._spare_message(spare)
+            self._reap_background()
+            if self.want is not None and not any(s.key == self.want for s in self.spares):
+                self._start_spare(self.want)
+
+    def shutdown(self) -> None:
+        for pid in [s.pid for s in self.spares] + list(self.workers | self.released):
+            _kill(pid)
+        for pid in [s.pid for s in self.spares] + list(self.workers | self.released):
+            _wait(pid, 2.0)
+        try:
+            os.rmdir(self.ctx.staging)
+        except OSError:
+            pass
+
+    def _handle(self, message: object, fds: list[int]) -> None:
+        op = message[0] if type(message) is tuple and message else None
+        try:
+            if op == "spawn" and len(fds) == 3:
+                _, seq, device, limits, isolate = message
+                self._spawn(seq, str(device), dict(limits), bool(isolate), fds)
+            elif op == "reap":
+                _, seq, pid, timeout = message
+                self._reap(seq, int(pid), float(timeout))
+            elif op == "release":
+                pid = int(message[1])
+                if pid in self.workers:
+                    self.workers.discard(pid)
+                    self.released.add(pid)
+                    _kill(pid)
+        finally:
+            for fd in fds:
+                _close(fd)
+
+    # ---------------------------------------------------------------- spares
+    def _next_uid(self) -> int:
+        self.counter += 1
+        return UID_BASE + ((os.getpid() & 0x3FFF) << 16) + (self.counter & 0xFFFF)
+
+    def _start_spare(self, key: tuple) -> _Spare | None:
+        device, isolate, disk_bytes = key
+        parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        uid = self._next_uid()
+        pid = os.fork()
+        if pid == 0:  # the intermediate process
+            try:
+                parent_end.detach()
+                self._intermediate(child_end, device, isolate, disk_bytes, uid)
+            finally:
+                os._exit(0)
+        child_end.close()
+        early: list[object] = []
+        spare_pid = None
+        problems: list[str] = []
+        deadline = time.monotonic() + 10.0
+        try:
+            while spare_pid is None:
+                message, fds = recv_packet(parent_end, deadline - time.monotonic())
+                for fd in fds:
+                    _close(fd)
+                if type(message) is tuple and message and message[0] == "forked":
+                    spare_pid, problems = int(message[1]), list(message[2])
+                else:
+                    early.append(message)
+        except (ChannelClosed, ChannelTimeout, ProtocolError, OSError, ValueError):
+            parent_end.close()
+            return None
+        finally:
+            _wait(pid, 5.0)
+        spare = _Spare(spare_pid, parent_end, key, uid, problems=problems)
+        for message in early:
+            self._spare_said(spare, message)
+        self.spares.append(spare)
+        return spare
+
+    def _intermediate(self, child_end: socket.socket, device: str, isolate: bool,
+                      disk_bytes: int, uid: int) -> None:
+        keep = child_end.fileno()
+        for sock in [self.ctl] + [s.sock for s in self.spares]:
+            sock.detach()
+        _close_all_but({0, 1, 2, keep})
+        problems = isolation.enter_namespaces(isolate)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _spare_main(child_end, self.ctx, device, isolate, disk_bytes, uid, problems)
+            except BaseException:  # noqa: BLE001 - report and go
+                traceback.print_exc()
+            finally:
+                os._exit(1)
+        send_packet(child_end, ("forked", pid, problems))
+
+    def _spare_message(self, spare: _Spare) -> None:
+        try:
+            message, fds = recv_packet(spare.sock, 0.0)
+        except (ChannelClosed, ChannelTimeout, ProtocolError, OSError):
+            self._drop_spare(spare)
+            return
+        for fd in fds:
+            _close(fd)
+        self._spare_said(spare, message)
+
+    def _spare_said(self, spare: _Spare, message: object) -> None:
+        if type(message) is tuple and message and message[0] == "ready":
+            spare.ready = True
+            spare.problems += [str(p) for p in message[1]]
+
+    def _drop_spare(self, spare: _Spare) -> None:
+        if spare in self.spares:
+            self.spares.remove(spare)
+        spare.sock.close()
+        _kill(spare.pid)
+        self.released.add(spare.pid)
+
+    def _take_spare(self, key: tuple) -> _Spare | None:
+        for _ in range(3):
+            spare = next((s for s in self.spares if s.key == key), None) or self._start_spare(key)
+            if spare is None:
+                continue
+            deadline = time.monotonic() + SPARE_TIMEOUT
+            while not spare.ready and spare in self.spares:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self._drop_spare(spare)
+                    break
+                ready, _, _ = select.select([spare.sock], [], [], remaining)
+                if ready:
+                    self._spare_message(spare)
+            if spare.ready and spare in self.spares:
+                self.spares.remove(spare)
+                return spare
+        return None
+
+    # ---------------------------------------------------------------- requests
+    def _spawn(self, seq: int, device: str, limits: dict, isolate: bool, fds: list[int]) -> None:
+        key = (device, isolate, int(limits.get("disk_bytes", 128 << 20)))
+        self.want = key
+        spare = self._take_spare(key)
+        if spare is None:
+            send_packet(self.ctl, ("failed", seq, "could not start a worker process"))
+            return
+        try:
+            send_packet(spare.sock, ("assign", limits), fds)
+        except OSError as exc:
+            self._drop_spare(spare)
+            send_packet(self.ctl, ("failed", seq, f"the worker process was lost: {exc}"))
+            return
+        spare.sock.close()
+        self.workers.add(spare.pid)
+        send_packet(self.ctl, ("spawned", seq, spare.pid))
+
+    def _reap(self, seq: int, pid: int, timeout: float) -> None:
+        if pid not in self.workers:
+            send_packet(self.ctl, ("reaped", seq, None, 0.0))
+            return
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                done, status, usage = os.wait4(pid, os.WNOHANG)
+            except ChildProcessError:
+                self.workers.discard(pid)
+                send_packet(self.ctl, ("reaped", seq, None, 0.0))
+                return
+            if done:
+                self.workers.discard(pid)
+                cpu = usage.ru_utime + usage.ru_stime
+                send_packet(self.ctl, ("reaped", seq, status, float(cpu)))
+                return
+            if time.monotonic() >= deadline:
+                send_packet(self.ctl, ("reaped", seq, None, 0.0))
+                return
+            time.sleep(0.002)
+
+    def _reap_background(self) -> None:
+        for pid in list(self.released):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                self.released.discard(pid)
+
+
+def _spare_main(sock: socket.socket, ctx: isolation.Context, device: str, isolate: bool,
+                disk_bytes: int, uid: int, problems: list[str]) -> None:
+    """The spare: build the jail, report ready, wait to be assigned a submission's channel."""
+    from rnngrade.sandbox.worker import become_worker
+
+    os.umask(0o022)
+    problems = list(problems)
+    if isolate and not problems:
+        try:
+            problems += isolation.build_root(ctx, device, uid, uid, disk_bytes)
+        except OSError as exc:
+            problems.append(str(exc))
+    send_packet(sock, ("ready", problems))
+    try:
+        message, fds = recv_packet(sock)
+    except (ChannelClosed, OSError, ProtocolError):
+        os._exit(0)
+    if not (type(message) is tuple and message and message[0] == "assign" and len(fds) == 3):
+        os._exit(0)
+    sock.close()
+    become_worker(fds[0], fds[1], fds[2], ctx, dict(message[1]), device, uid, isolate, problems)
+    os._exit(0)
+
+
+def _close_all_but(keep: set[int]) -> None:
+    try:
+        fds = [int(n) for n in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = list(range(3, 1024))
+    for fd in fds:
+        if fd not in keep:
+            _close(fd)
+
+
+def _close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _wait(pid: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if done or time.monotonic() > deadline:
+            return
+        time.sleep(0.001)
+
+
+def main(control_fd: int, hidden: list[str]) -> None:
+    """Entry point of the zygote process (see ``ZygoteClient._start``)."""
+    ctl = socket.socket(fileno=control_fd)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.umask(0o022)
+    isolation.set_child_subreaper()
+    try:
+        _prepare()
+        staging = tempfile.mkdtemp(prefix="rnngrade-jail-")
+        ctx = isolation.make_context(staging, hidden)
+    except BaseException as exc:  # noqa: BLE001 - tell the grader why
+        send_packet(ctl, ("broken", f"{type(exc).__name__}: {exc}"))
+        raise
+    send_packet(ctl, ("ready", {"pid": os.getpid(), "privileged": ctx.privileged,
+                                "binds": ctx.binds}))
+    zygote = _Zygote(ctl, ctx)
+    try:
+        zygote.run()
+    finally:
+        zygote.shutdown()
+
+
+# ================================================================ the grader's side
+
+def _hidden_paths() -> list[str]:
+    """Grader paths a worker must not see: the course repository, the grader's directory."""
+    paths = []
+    try:
+        from rnngrade.paths import course_root
+
+        paths.append(str(course_root()))
+    except Exception:  # noqa: BLE001 - no course checkout: nothing to hide there
+        pass
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = "/"
+    jail_dirs = ("/", "/tmp", "/proc", "/dev", "/etc", "/sys", isolation.WORKDIR) + tuple(
+        "/" + d for d in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"))
+    if not any(cwd == d or cwd.startswith(d.rstrip("/") + "/") for d in jail_dirs[2:]) \
+            and cwd not in jail_dirs:
+        paths.append(cwd)
+    return paths
+
+
+class ZygoteClient:
+    """The grader's connection to its zygote. Thread-safe; one request at a time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seq = 0
+        self.owner = os.getpid()
+        self.info: dict = {}
+        self._start()
+
+    def _start(self) -> None:
+        if sys.platform != "linux":
+            raise SandboxUnavailable("the sandbox needs Linux (namespaces, setrlimit, pidfd)")
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
+        env.setdefault("MALLOC_ARENA_MAX", "2")  # fewer 64 MiB arenas under RLIMIT_AS
+        paths = [p for p in sys.path if p and os.path.isdir(p)]
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-E", "-s", "-c", _BOOT, json.dumps(paths),
+                 str(child.fileno()), json.dumps(_hidden_paths())],
+                pass_fds=(child.fileno(),), env=env, cwd="/", stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, start_new_session=True)
+        finally:
+            child.close()
+        self.sock = parent
+        try:
+            message, _ = recv_packet(parent, START_TIMEOUT)
+        except (ChannelClosed, ChannelTimeout, ProtocolError) as exc:
+            self.close()
+            raise SandboxUnavailable(f"the sandbox's zygote process did not start ({exc})"
+                                     ) from None
+        if not (type(message) is tuple and message and message[0] == "ready"):
+            self.close()
+            raise SandboxUnavailable(f"the sandbox's zygote process did not start: {message!r}")
+        self.info = dict(message[1])
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None and self.sock.fileno() >= 0
+
+    def _request(self, message: tuple, fds: list[int] = (), timeout: float = SPARE_TIMEOUT * 3
+                 ) -> tuple:
+        with self._lock:
+            self._seq += 1
+            seq = self._seq
+            message = (message[0], seq, *message[1:])
+            try:
+                send_packet(self.sock, message, fds)
+                deadline = time.monotonic() + timeout
+                while True:
+                    reply, extra = recv_packet(self.sock, deadline - time.monotonic())
+                    for fd in extra:
+                        _close(fd)
+                    if type(reply) is tuple and len(reply) >= 2 and reply[1] == seq:
+                        return reply
+            except (ChannelClosed, ChannelTimeout, ProtocolError, OSError) as exc:
+                raise SandboxUnavailable(f"lost the sandbox's zygote process ({exc})") from None
+
+    def spawn(self, device: str, limits: dict, isolate: bool = True
+              ) -> tuple[int, socket.socket, int, int]:
+        """A new worker: (pid, channel, stdout read end, stderr read end)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        try:
+            reply = self._request(("spawn", device, limits, isolate),
+                                  [theirs.fileno(), out_w, err_w])
+        except BaseException:
+            for fd in (out_r, err_r):
+                _close(fd)
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+            _close(out_w)
+            _close(err_w)
+        if reply[0] != "spawned":
+            ours.close()
+            _close(out_r)
+            _close(err_r)
+            raise SandboxUnavailable(f"could not start a worker: {reply[2:]}")
+        return int(reply[2]), ours, out_r, err_r
+
+    def reap(self, pid: int, timeout: float) -> tuple[int | None, float]:
+        """(wait status, CPU seconds) of a worker that has ended; status None when it has not
+        ended within ``timeout`` (or is unknown)."""
+        reply = self._request(("reap", pid, timeout), timeout=timeout + 10.0)
+        status = reply[2]
+        return (int(status) if type(status) is int else None), float(reply[3])
+
+    def release(self, pid: int) -> None:
+        """Kill (if needed) and forget a worker; the zygote reaps it in the background."""
+        with self._lock:
+            try:
+                send_packet(self.sock, ("release", pid))
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+_CLIENT: ZygoteClient | None = None
+_CLIENT_LOCK = threading.Lock()
+
+
+def shared_client() -> ZygoteClient:
+    """This process's zygote, started on first use and again if it died."""
+    global _CLIENT
+    with _CLIENT_LOCK:
+        client = _CLIENT
+        if client is None or client.owner != os.getpid() or not client.alive:
+            if client is not None and client.owner == os.getpid():
+                client.close()
+            _CLIENT = client = ZygoteClient()
+        return client
+
+
+def close_shared_client() -> None:
+    """Stop this process's zygote (and with it every worker it started)."""
+    global _CLIENT
+    with _CLIENT_LOCK:
+        client, _CLIENT = _CLIENT, None
+    if client is not None and client.owner == os.getpid():
+        client.close()
+
+
+atexit.register(close_shared_client)

@@ -1,0 +1,96 @@
+"""The same scores at -j 1, -j 2 and on a Dask cluster; a dying worker fails one submission."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rnngrade.cli import EXIT_OK, main
+from rnngrade.gradebook.entries import Entry, read_entry
+from rnngrade.gradebook.executors import GradingSpec, LocalPool, grade_payload
+from rnngrade.gradebook.synthetic import make_class, write_entry
+from rnngrade.grading.engine import grade
+from rnngrade.labs import get_lab
+
+from .conftest import INPROCESS, assert_csv_matches_gradebook, current, query
+
+distributed = pytest.importorskip("distributed")
+
+
+def scores(out: Path) -> dict[str, tuple]:
+    """Per student: score, status and every test's outcome and score."""
+    tests = query(out, "SELECT r.student_id, t.test, t.outcome, t.score FROM test_results t "
+                       "JOIN results r ON r.id = t.result_id WHERE r.current = 1")
+    per_test: dict[str, list] = {}
+    for row in tests:
+        per_test.setdefault(row["student_id"], []).append((row["test"], row["outcome"],
+                                                           row["score"]))
+    return {s: (row["score"], row["status"], sorted(per_test[s]))
+            for s, row in current(out).items()}
+
+
+def run_on_dask(folder: Path, out: Path) -> None:
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        assert main(["batch", str(folder), "--lab", "lab1", "--out", str(out),
+                     "--executor", "dask", "--scheduler", cluster.scheduler_address,
+                     "--quiet", *INPROCESS]) == EXIT_OK
+    run = query(out, "SELECT executor, status FROM runs")[0]
+    assert tuple(run) == ("dask", "finished")
+    assert_csv_matches_gradebook(out)
+
+
+def test_dask_cluster_grades_like_this_process(tmp_path):
+    folder = tmp_path / "class"
+    samples = make_class(folder, "lab1", 8, bad=True)
+    run_on_dask(folder, tmp_path / "dask")
+    on_dask = scores(tmp_path / "dask")
+    for sample in samples:
+        result = grade(sample.path, "lab1", device="cpu", inprocess=True)
+        tests = sorted((t.name, t.outcome, t.score) for t in result.tests)
+        status = "graded" if result.status == "graded" else "load_error"
+        assert on_dask[sample.student] == (result.score, status, tests), sample.student
+
+
+@pytest.mark.slow
+def test_scores_are_identical_at_j1_j2_and_on_dask(tmp_path):
+    folder = tmp_path / "class"
+    make_class(folder, "lab1", 30, bad=True)
+    outs = {name: tmp_path / name for name in ("j1", "j2", "dask")}
+    for jobs in ("1", "2"):
+        assert main(["batch", str(folder), "--lab", "lab1", "--out", str(outs[f"j{jobs}"]),
+                     "-j", jobs, "--quiet", *INPROCESS]) == EXIT_OK
+    run_on_dask(folder, outs["dask"])
+    reference = scores(outs["j1"])
+    assert len(reference) == 30 and any(v[1] == "load_error" for v in reference.values())
+    assert scores(outs["j2"]) == reference
+    assert scores(outs["dask"]) == reference
+
+
+def test_a_worker_that_dies_fails_only_its_submission(tmp_path):
+    lab = get_lab("lab1")
+    reference = (lab.solution_path()).read_text()
+    folder = tmp_path / "class"
+    folder.mkdir()
+    write_entry(folder, "alice", lab, reference, "py")
+    write_entry(folder, "mallory", lab, "import os\nos._exit(3)\n", "py")  # in-process only
+    write_entry(folder, "zoe", lab, reference, "py")
+    pool = LocalPool(GradingSpec("lab1", "cpu", True), 1, timeout=120)
+    tasks = [(e.student, read_entry(e).to_wire()) for e in
+             (Entry(p.stem, p) for p in sorted(folder.iterdir()))]
+    outcomes = dict(pool.run(tasks))
+    assert outcomes["alice"]["result"]["score"] == outcomes["alice"]["result"]["max_score"]
+    assert outcomes["zoe"]["result"]["score"] == outcomes["zoe"]["result"]["max_score"]
+    assert outcomes["mallory"]["status"] == "error"
+    assert "died" in outcomes["mallory"]["error"] and "exit code 3" in outcomes["mallory"][
+        "error"]
+
+
+def test_grade_payload_reports_problems_as_data(tmp_path):
+    spec = GradingSpec("lab1", "cpu", True).to_wire()
+    evil = {"name": "x", "is_folder": True, "data": b"", "files": {"../up.py": b""}}
+    outcome = grade_payload(spec, evil)
+    assert outcome["status"] == "error" and "refusing" in outcome["error"]
+    broken = grade_payload({**spec, "lab": "lab99"}, evil)
+    assert "error" in broken or "fatal" in broken
