@@ -15,13 +15,12 @@ memory of the coordinator and the workers.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
-
-import psutil
 
 from rnngrade.gradebook.batch import BatchOptions, ProgressHook, run_batch
 from rnngrade.gradebook.store import GRADED, Gradebook
@@ -45,12 +44,12 @@ class Probe(ProgressHook):
     def advance(self, student: str, status: str) -> None:
         self.times.append(time.perf_counter())
         done = len(self.times)
-        if done == 1 or done % self.every == 0:
+        if done == 1 or done % self.every == 0:  # VmHWM is a high-water mark: sampling will do
             coordinator, worker = rss()
             self.samples.append((done, coordinator, worker))
-        coordinator, worker = peak_rss()
-        self.peak_coordinator = max(self.peak_coordinator, coordinator)
-        self.peak_worker = max(self.peak_worker, worker)
+            coordinator, worker = peak_rss()
+            self.peak_coordinator = max(self.peak_coordinator, coordinator)
+            self.peak_worker = max(self.peak_worker, worker)
 
     def steady_rate(self) -> float:
         if len(self.times) < 3:
@@ -58,31 +57,43 @@ class Probe(ProgressHook):
         return (len(self.times) - 1) / (self.times[-1] - self.times[0])
 
 
-def _workers() -> list[psutil.Process]:
-    return [p for p in psutil.Process().children(recursive=False)
-            if "rnngrade" in p.name() or "python" in p.name()]
+def _descendants() -> list[int]:
+    """The processes this one started, directly or not (the fork server and the workers)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found, frontier = [], [os.getpid()]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent]
+        found += children
+        frontier += children
+    return found
+
+
+def _status_mib(pid: int, field: str) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def rss() -> tuple[float, float]:
     """Current RSS (MiB) of this process and of the largest worker."""
-    me = psutil.Process().memory_info().rss / 2**20
-    workers = [p.memory_info().rss / 2**20 for p in _workers() if p.is_running()]
-    return me, max(workers, default=0.0)
+    workers = [_status_mib(pid, "VmRSS") for pid in _descendants()]
+    return _status_mib(os.getpid(), "VmRSS"), max(workers, default=0.0)
 
 
 def peak_rss() -> tuple[float, float]:
     """Peak RSS so far (VmHWM, MiB) of this process and of the largest worker."""
-
-    def hwm(pid: int) -> float:
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-        except OSError:
-            pass
-        return 0.0
-
-    return hwm(psutil.Process().pid), max((hwm(p.pid) for p in _workers()), default=0.0)
+    workers = [_status_mib(pid, "VmHWM") for pid in _descendants()]
+    return _status_mib(os.getpid(), "VmHWM"), max(workers, default=0.0)
 
 
 def bench(lab: str, n: int, jobs: int, inprocess: bool, hostile: bool, every: int = 25
@@ -141,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     inprocess = not args.sandbox
     mode = "sandbox" if args.sandbox else "in-process"
-    print(f"rnngrade batch benchmark: {psutil.cpu_count()} CPUs, {mode}, "
+    print(f"rnngrade batch benchmark: {os.cpu_count()} CPUs (load {os.getloadavg()[0]:.1f}), "
+          f"{mode}, "
           f"{args.n} submissions per run (correct, mutants, stub, bad entries"
           f"{', hostile' if args.sandbox else ''})")
     for lab in args.labs:

@@ -15,8 +15,6 @@ from rnngrade.labs import get_lab
 
 from .conftest import INPROCESS, assert_csv_matches_gradebook, current, query
 
-distributed = pytest.importorskip("distributed")
-
 
 def scores(out: Path) -> dict[str, tuple]:
     """Per student: score, status and every test's outcome and score."""
@@ -31,6 +29,7 @@ def scores(out: Path) -> dict[str, tuple]:
 
 
 def run_on_dask(folder: Path, out: Path) -> None:
+    distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster:
         assert main(["batch", str(folder), "--lab", "lab1", "--out", str(out),

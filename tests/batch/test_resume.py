@@ -10,7 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 from rnngrade.cli import EXIT_OK, main
@@ -44,10 +43,23 @@ def graded_so_far(out: Path) -> int:
         return 0
 
 
+def session_processes(session: int) -> list[int]:
+    """The processes of a session (the batch and every worker it started)."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session and fields[0] != "Z":  # field 6 of stat: the session
+            pids.append(int(stat.parent.name))
+    return pids
+
+
 def kill_halfway(folder: Path, out: Path, n: int, jobs: int) -> int:
     """Run a batch in a subprocess and SIGKILL it once about half the class is committed."""
     process = start_batch(folder, out, jobs)
-    session = os.getsid(process.pid)
+    session = process.pid  # start_new_session: the batch leads its own session
     deadline = time.monotonic() + 300
     try:
         while graded_so_far(out) < n // 2:
@@ -57,23 +69,16 @@ def kill_halfway(folder: Path, out: Path, n: int, jobs: int) -> int:
         process.send_signal(signal.SIGKILL)
         process.wait(30)
         # Its workers notice that the coordinator is gone and exit on their own.
-        leftovers = [p for p in psutil.process_iter(["pid"]) if _in_session(p, session)]
-        gone, alive = psutil.wait_procs(leftovers, timeout=30)
-        assert not alive, f"workers outlived the killed coordinator: {alive}"
+        deadline = time.monotonic() + 30
+        while session_processes(session) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not session_processes(session), "workers outlived the killed coordinator"
     finally:
-        for proc in psutil.process_iter(["pid"]):
-            if _in_session(proc, session):
-                proc.kill()
+        for pid in session_processes(session):
+            os.kill(pid, signal.SIGKILL)
         if process.stderr:
             process.stderr.close()
     return graded_so_far(out)
-
-
-def _in_session(process: psutil.Process, session: int) -> bool:
-    try:
-        return os.getsid(process.pid) == session
-    except (ProcessLookupError, PermissionError):
-        return False
 
 
 def check_killed_and_resumed(tmp_path: Path, n: int, jobs: int, expected: dict) -> None:

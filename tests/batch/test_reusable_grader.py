@@ -3,10 +3,13 @@ trusted values whose key cannot confuse two computations."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 
+from rnngrade.gradebook.synthetic import make_class
 from rnngrade.grading.engine import Grader, grade_isolated
 from rnngrade.grading.memo import ExpectationMemo
 from rnngrade.paths import course_root
@@ -139,3 +142,25 @@ def test_closed_grader_refuses_to_grade():
     grader.close()
     with pytest.raises(Exception, match="closed"):
         grader.grade(LAB1 / "reference")
+
+
+def _rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+def test_memory_stays_flat_over_many_submissions(tmp_path):
+    samples = make_class(tmp_path / "class", "lab1", 60, bad=True)
+    with Grader("lab1", device="cpu", inprocess=True) as grader:
+        for sample in samples:  # warm: every test and mutant seen, memo filled
+            grader.grade(sample.path)
+        start = _rss_mib()
+        for _ in range(5):
+            for sample in samples:
+                grader.grade(sample.path)
+        grown = _rss_mib() - start
+    assert grown < 40, f"RSS grew by {grown:.0f} MiB over {5 * len(samples)} submissions"

@@ -19,7 +19,7 @@ import pytest
 from rnngrade.checks.compare import CheckFailure
 from rnngrade.checks.seeding import seed_everything, seed_from_name
 from rnngrade.checks.vectors import PublicVectors
-from rnngrade.runner.base import NOT_IMPLEMENTED, StudentError
+from rnngrade.runner.base import MISSING_FUNCTION, NOT_IMPLEMENTED, StudentError
 from rnngrade.runner.inprocess import UNFINISHED, InProcessRunner
 from rnngrade.runner.proxy import ModuleProxy
 
@@ -105,7 +105,7 @@ def short_failure(exc: BaseException) -> dict[str, Any] | None:
             # grader helper (autograd, set_on_module) through which it was called.
             stub = re.search(r"(\w+): not implemented yet", message)
             message = f"not implemented yet: {stub.group(1) if stub else exc.function or message}"
-        elif exc.function and exc.function not in message:
+        elif exc.function and exc.function not in message and exc.kind != MISSING_FUNCTION:
             message = f"{exc.function} raised {message}"
         return {"kind": exc.kind, "message": message,
                 "diagnosis": list(getattr(exc, "diagnosis", [])), "hint": getattr(exc, "hint", "")}

@@ -293,8 +293,13 @@ class LocalPool:
                     f"({_describe_exit(slot.process.exitcode)})")}
 
     def close(self) -> None:
+        """Stop every worker: idle ones are asked to exit, busy ones (an interrupted batch)
+        are killed."""
         for slot in self._slots:
-            slot.stop()
+            if slot.task is None:
+                slot.stop()
+            else:
+                slot.kill()
         self._slots = []
 
 

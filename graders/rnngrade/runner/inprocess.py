@@ -95,16 +95,8 @@ class InProcessRunner:
         except StudentError:
             raise
         except Exception as exc:  # noqa: BLE001 - any student exception fails the check
-            missing = missing_function(exc, self.module)
-            if missing:  # a grader helper looked the function up: say it is missing
-                raise StudentError(MISSING_FUNCTION, f"the submission does not define `{missing}`",
-                                   function=missing) from None
-            unfinished = unfinished_message(exc, getattr(self.module, "__file__", None), name)
-            if unfinished:  # a template's None placeholder: unfinished, not a crash
-                raise StudentError(NOT_IMPLEMENTED, unfinished, function=name,
-                                   stdout=out.getvalue()) from exc
-            raise StudentError(EXCEPTION, describe_exception(exc, self.module), function=name,
-                               stdout=out.getvalue()) from exc
+            kind, message = student_failure(exc, self.module, name)
+            raise StudentError(kind, message, function=name, stdout=out.getvalue()) from exc
         return CallResult(value, call_args, call_kwargs, out.getvalue(), err.getvalue(),
                           time.perf_counter() - start)
 
@@ -117,6 +109,20 @@ def resolve_function_refs(value, call_args: tuple):
         bound = tuple(call_args[a.index] if isinstance(a, ArgRef) else a for a in value.args)
         return FUNCTIONS[value.name](*bound)
     return value
+
+
+def student_failure(exc: BaseException, module: types.ModuleType,
+                    function: str) -> tuple[str, str]:
+    """(kind, message) for what ``function`` (a student function, or a grader helper calling
+    one) raised: a function a helper could not find is missing, a crash on a template's None
+    placeholder is unfinished, anything else is an exception. The sandbox worker uses it too."""
+    missing = missing_function(exc, module)
+    if missing:  # a grader helper looked the function up: say it is missing
+        return MISSING_FUNCTION, f"the submission does not define `{missing}`"
+    unfinished = unfinished_message(exc, getattr(module, "__file__", None), function)
+    if unfinished:  # a template's None placeholder: unfinished, not a crash
+        return NOT_IMPLEMENTED, unfinished
+    return EXCEPTION, describe_exception(exc, module)
 
 
 def describe_exception(exc: BaseException, module: types.ModuleType) -> str:

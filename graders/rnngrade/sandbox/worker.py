@@ -34,7 +34,11 @@ from rnngrade.runner.base import (
     OUTPUT_LIMIT,
     PROTOCOL,
 )
-from rnngrade.runner.inprocess import describe_exception, resolve_function_refs
+from rnngrade.runner.inprocess import (
+    describe_exception,
+    resolve_function_refs,
+    student_failure,
+)
 from rnngrade.sandbox import isolation
 from rnngrade.sandbox.channel import ChannelClosed, recv_frame, send_frame
 from rnngrade.sandbox.codec import HandleTable, ProtocolError, decode, encode
@@ -218,9 +222,9 @@ def _call(state: _State, seq: int, name: str, args: tuple, kwargs: dict,
             message = (f"{name} filled the sandbox's disk "
                        f"({describe_bytes(state.limits['disk_bytes'])})")
         else:
-            kind, message = EXCEPTION, _describe(exc, module)
+            kind, message = _classify(exc, module, name)
     except BaseException as exc:  # noqa: BLE001 - whatever the student raised
-        kind, message = EXCEPTION, _describe(exc, module)
+        kind, message = _classify(exc, module, name)
     else:
         _flush()
         _reply_value(state, seq, name, value, args, kwargs)
@@ -260,6 +264,15 @@ def _reply_value(state: _State, seq: int, name: str, value: Any, args: tuple,
         send_frame(state.sock, parts)
     except (ChannelClosed, OSError):
         os._exit(0)
+
+
+def _classify(exc: BaseException, module: types.ModuleType, name: str) -> tuple[str, str]:
+    """(kind, message) as the in-process runner gives them: missing, unfinished, or raised."""
+    try:
+        kind, message = student_failure(exc, module, name)
+        return kind, _short(message)
+    except BaseException:  # noqa: BLE001 - a student exception whose str() fails
+        return EXCEPTION, _describe(exc, module)
 
 
 def _describe(exc: BaseException, module: types.ModuleType) -> str:

@@ -47,9 +47,12 @@ from rnngrade.sandbox.codec import ProtocolError
 UID_BASE = 1 << 28
 START_TIMEOUT = 180.0
 SPARE_TIMEOUT = 60.0
-ZYGOTE_ENV = isolation.KEPT_ENV | {"PATH", "LANG", "LC_ALL", "TZ", "HOME"}
-_BOOT = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
-         "from rnngrade.sandbox.zygote import main; main(int(sys.argv[2]), json.loads(sys.argv[3]))")
+ZYGOTE_ENV = isolation.KEPT_ENV | {"PATH"}
+# The zygote's configuration arrives over the socket, not on its command line (which its
+# workers, forked from it, can read in /proc/1/cmdline).
+_BOOT = ("import json, socket, sys; s = socket.socket(fileno=int(sys.argv[1])); "
+         "c = json.loads(s.recv(1 << 20)); fd = s.detach(); sys.path[:] = c['path']; "
+         "from rnngrade.sandbox.zygote import main; main(fd, c['hidden'])")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -427,16 +430,16 @@ class ZygoteClient:
         paths = [p for p in sys.path if p and os.path.isdir(p)]
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-E", "-s", "-c", _BOOT, json.dumps(paths),
-                 str(child.fileno()), json.dumps(_hidden_paths())],
+                [sys.executable, "-E", "-s", "-c", _BOOT, str(child.fileno())],
                 pass_fds=(child.fileno(),), env=env, cwd="/", stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, start_new_session=True)
         finally:
             child.close()
         self.sock = parent
         try:
+            parent.send(json.dumps({"path": paths, "hidden": _hidden_paths()}).encode())
             message, _ = recv_packet(parent, START_TIMEOUT)
-        except (ChannelClosed, ChannelTimeout, ProtocolError) as exc:
+        except (ChannelClosed, ChannelTimeout, ProtocolError, OSError) as exc:
             self.close()
             raise SandboxUnavailable(f"the sandbox's zygote process did not start ({exc})"
                                      ) from None

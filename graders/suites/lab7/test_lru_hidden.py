@@ -45,6 +45,9 @@ KS_DISTANCE = Tolerance(0.1, 0.0, "KS distance of 100,000 draws: ≤ 0.0085 for 
 # randn scaled by the variance instead of the standard deviation is off by 94% or more here.
 # The mean over the standard deviation has sd 1 / sqrt(n) ≤ 0.004: the same bound holds.
 VARIANCE_RATIO = Tolerance(0.25, 0.0, "sample variance of ≥ 60,000 draws: sd ≤ 0.6%")
+# float64 forms against an independent evaluation in extended precision (NumPy clongdouble):
+# rounding of ~100 operations on O(1) numbers, ~1e-15; SPEC promises agreement to ~1e-12.
+FLOAT64_FORMS = Tolerance(1e-12, 1e-10, "float64: a correct form is within ~1e-15 (SPEC: ~1e-12)")
 # CUDA, float32 with TF32 off: the same arithmetic as the CPU float32 cases (elementwise complex
 # products, cuFFT, matmuls in full float32), whose reference error is ~1e-6 at T ≤ 33.
 CUDA_FLOAT32 = FLOAT32
@@ -73,6 +76,40 @@ def lru_params(seed, N, d_in, d_out, dtype=torch.float64, r_min=0.5, r_max=0.99,
 def signal(seed, B, T, d_in, dtype=torch.float64, device="cpu"):
     rng = np.random.default_rng(seed)
     return torch.from_numpy(rng.standard_normal((B, T, d_in))).to(device=device, dtype=dtype)
+
+
+def _wide(tensor):
+    """A tensor as a NumPy array in extended precision (longdouble / clongdouble)."""
+    values = tensor.detach().cpu().numpy()
+    return values.astype(np.clongdouble if np.iscomplexobj(values) else np.longdouble)
+
+
+def oracle_scan(a, b):
+    """h_t = a_t h_{t−1} + b_t, a plain loop in extended precision."""
+    a_wide = np.broadcast_to(_wide(a), b.shape)
+    b_wide = _wide(b)
+    h = np.zeros_like(b_wide, dtype=np.result_type(a_wide, b_wide))
+    state = np.zeros_like(h[:, 0])
+    for t in range(b.shape[1]):
+        state = a_wide[:, t] * state + b_wide[:, t]
+        h[:, t] = state
+    out_dtype = torch.promote_types(a.dtype, b.dtype)
+    return torch.from_numpy(h.astype(np.complex128 if out_dtype.is_complex else np.float64))
+
+
+def oracle_lru(x, params):
+    """The LRU straight from its definition, in extended precision."""
+    p = {k: _wide(v) for k, v in params.items()}
+    lam = np.exp(-np.exp(p["nu_log"]) + 1j * np.exp(p["theta_log"]))
+    gamma = np.sqrt(-np.expm1(-2 * np.exp(p["nu_log"])))
+    u = gamma * (_wide(x) @ (p["B_re"] + 1j * p["B_im"]).T)
+    states = np.zeros_like(u)
+    state = np.zeros_like(u[:, 0])
+    for t in range(u.shape[1]):
+        state = lam * state + u[:, t]
+        states[:, t] = state
+    y = (states @ (p["C_re"] + 1j * p["C_im"]).T).real + _wide(x) @ p["D"].T
+    return torch.from_numpy(y.astype(np.float64)).to(x.device)
 
 
 def form_probe(form):
@@ -254,9 +291,10 @@ def test_forms_values(check, form, B, T, N, d_in, d_out, dtype, device):
     seed = 100 * T + N
     params = lru_params(seed, N, d_in, d_out, DTYPES[dtype], device=device)
     x = signal(seed + 1, B, T, d_in, DTYPES[dtype], device)
-    tol = CUDA_FLOAT32 if uses_cuda(device) and dtype == "float32" else None
+    exact = dtype == "float64"  # against the extended-precision oracle, measuring the margin
+    tol = FLOAT64_FORMS if exact else CUDA_FLOAT32 if uses_cuda(device) else None
     check.expect(f"{form} ({dtype} on {device})", form_probe(form), (x, params), tol=tol,
-                 time_axis=1)
+                 oracle=oracle_lru if exact else None, time_axis=1)
 
 
 @pytest.mark.parametrize("position", ["first", "middle", "last"])
@@ -270,7 +308,7 @@ def test_forms_impulse_response(check, form, position):
     x = torch.zeros(2, T, 3, dtype=torch.float64)
     x[:, t0] = signal(300 + t0, 2, 1, 3)[:, 0]
     check.expect(f"{form}, input only at step {t0} of {T}", form_probe(form), (x, params),
-                 time_axis=1)
+                 oracle=oracle_lru, tol=FLOAT64_FORMS, time_axis=1)
 
 
 @pytest.mark.parametrize("T", sorted(LONG_FLOAT32))
@@ -352,7 +390,8 @@ def scan_inputs(seed, kind, B, T, N, complex_dtype):
 def test_linear_scan_values(check, kind, T):
     a, b = scan_inputs(600 + T, kind, 2, T, 3, torch.complex128)
     check.expect(f"linear_scan, a {kind} {tuple(a.shape)}, T = {T}",
-                 lambda m, a, b: m.linear_scan(a, b), (a, b), time_axis=1)
+                 lambda m, a, b: m.linear_scan(a, b), (a, b), oracle=oracle_scan,
+                 tol=FLOAT64_FORMS, time_axis=1)
 
 
 @pytest.mark.parametrize("device", device_params())
