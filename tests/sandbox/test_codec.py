@@ -7,6 +7,7 @@ import collections
 import math
 import socket
 import struct
+import threading
 
 import numpy as np
 import pytest
@@ -35,9 +36,7 @@ def same(a: object, b: object) -> bool:
         return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
     if type(a) is torch.Tensor:
         return (a.dtype == b.dtype and a.shape == b.shape and a.device == b.device
-                and a.requires_grad == b.requires_grad
-                and a.detach().reshape(-1).view(torch.uint8).tolist()
-                == b.detach().reshape(-1).view(torch.uint8).tolist())
+                and a.requires_grad == b.requires_grad and tensor_bytes(a) == tensor_bytes(b))
     if isinstance(a, np.generic):
         return a.dtype == b.dtype and a.tobytes() == b.tobytes()
     if type(a) is float:
@@ -51,6 +50,13 @@ def same(a: object, b: object) -> bool:
     if type(a) is FunctionRef:
         return a.name == b.name and same(a.args, b.args)
     return a == b
+
+
+def tensor_bytes(t: torch.Tensor) -> bytes:
+    flat = t.detach().reshape(-1).clone()
+    if flat.dtype == torch.bfloat16:
+        flat = flat.view(torch.int16)
+    return flat.numpy().tobytes()
 
 
 def round_trip(value: object, **options) -> object:
@@ -283,12 +289,14 @@ def test_frames_over_a_socketpair_and_an_oversized_header_is_refused():
     a, b = socket.socketpair()
     with a, b:
         b.setblocking(False)
-        payload = np.arange(100_000.0)
-        send_frame(a, encode(("x", payload)))
+        payload = np.arange(100_000.0)  # more than the socket buffer holds
+        sender = threading.Thread(target=send_frame, args=(a, encode(("x", payload))))
+        sender.start()
         reader = FrameReader(b, max_size=10 << 20)
         got = None
         while got is None:
             got = reader.read_some()
+        sender.join()
         assert np.array_equal(decode(got)[1], payload)
         a.sendall(struct.pack("<Q", 2**62) + b"junk")
         with pytest.raises(ProtocolError, match="over the limit"):

@@ -31,8 +31,9 @@ def _is_number_list(value: Any) -> bool:
 
 def compare_tree(got: Any, want: Any, tol: Tolerance, name: str,
                  names: tuple[str, ...] | None, required: Any,
-                 reveal: bool = False) -> list[Comparison]:
-    """Compare two results structurally, leaf by leaf."""
+                 reveal: bool = False, only: set[str] | None = None) -> list[Comparison]:
+    """Compare two results structurally, leaf by leaf (``only``: compare just the leaves of
+    these names; structural differences are reported either way)."""
     if isinstance(want, tuple | list) and not _is_number_list(want):
         if not isinstance(got, tuple | list) or _is_number_list(got):
             return [_structure(name, f"expected a {type(want).__name__} of {len(want)} items, "
@@ -42,7 +43,7 @@ def compare_tree(got: Any, want: Any, tol: Tolerance, name: str,
         out: list[Comparison] = []
         for i, (g, w) in enumerate(zip(got, want, strict=True)):
             label = names[i] if names and i < len(names) else f"{name}[{i}]"
-            out += compare_tree(g, w, tol, label, None, required, reveal)
+            out += compare_tree(g, w, tol, label, None, required, reveal, only)
         return out
     if isinstance(want, dict):
         if not isinstance(got, dict):
@@ -55,8 +56,10 @@ def compare_tree(got: Any, want: Any, tol: Tolerance, name: str,
         for key in want:
             if key in got:
                 out += compare_tree(got[key], want[key], tol, f"{name}[{key!r}]", None, required,
-                                    reveal)
+                                    reveal, only)
         return out
+    if only is not None and name not in only:
+        return []
     if _is_number_list(want) or isinstance(want, int | np.integer) and not isinstance(want, bool):
         if _is_number_list(want) and isinstance(got, list | tuple) and _is_number_list(list(got)):
             got = list(got)

@@ -153,12 +153,25 @@ class Checker:
                                        lambda proxy=proxy: probe(proxy, *args))
             except Exception:  # noqa: BLE001 - a mutant that raises matches nothing
                 continue
-            comparisons = compare_tree(got, theirs, tol, name, names, None)
-            by_name = {c.name: c for c in comparisons}
-            relevant = [by_name[n] for n in failing if n in by_name]
-            if relevant and all(c.ok for c in relevant):
+            if _agrees_on(got, theirs, tol, name, names, failing):
                 matched.append(mutant)
         return matched
+
+
+def _agrees_on(got: Any, theirs: Any, tol: Tolerance, name: str,
+               names: tuple[str, ...] | None, failing: set[str]) -> bool:
+    """Whether ``theirs`` matches ``got`` on every failing leaf it has (and has at least one).
+    Leaf by leaf, so a mutant that differs is dismissed at its first differing leaf."""
+    found = False
+    for leaf in sorted(failing):
+        comparisons = [c for c in compare_tree(got, theirs, tol, name, names, None, only={leaf})
+                       if c.name == leaf]
+        if not comparisons:
+            continue
+        if not comparisons[-1].ok:
+            return False
+        found = True
+    return found
 
 
 def _error_signature(message: str) -> str:

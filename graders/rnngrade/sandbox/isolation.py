@@ -72,6 +72,7 @@ class Context:
 
     namespaces: dict[str, str]
     staging: str  # an empty directory to build the new root on (in the private mount namespace)
+    scratch: str = ""  # the zygote's own directory for the working dirs of unisolated workers
     binds: list[str] = field(default_factory=list)  # host directories, bound read-only
     hidden: list[str] = field(default_factory=list)  # host paths that must not be visible
     privileged: bool = False  # root in the initial user namespace
@@ -104,7 +105,7 @@ def set_child_subreaper() -> None:
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
-def make_context(staging: str, hidden: list[str]) -> Context:
+def make_context(staging: str, scratch: str, hidden: list[str]) -> Context:
     """The zygote's view: its namespaces and the Python directories a worker needs."""
     hidden = [os.path.realpath(p) for p in hidden if p]
     binds: list[str] = []
@@ -123,7 +124,7 @@ def make_context(staging: str, hidden: list[str]) -> Context:
             continue  # already visible through the system directories
         if not any(_within(real, b) for b in binds):
             binds = [b for b in binds if not _within(b, real)] + [real]
-    return Context(namespace_ids(), staging, binds, hidden, os.geteuid() == 0)
+    return Context(namespace_ids(), staging, scratch, binds, hidden, os.geteuid() == 0)
 
 
 def _within(path: str, parent: str) -> bool:

@@ -434,7 +434,9 @@ class SandboxRunner:
 
 def _valid_reply(reply: Any, seq: int, expected: str | None) -> bool:
     """Whether ``reply`` has the shape of an answer to request ``seq``."""
-    if type(reply) is not tuple or len(reply) < 3 or reply[1] != seq:
+    if type(reply) is not tuple or len(reply) < 3:
+        return False
+    if reply[1] != seq and not (reply[0] == "error" and reply[1] == -1):  # -1: undecodable
         return False
     if expected == "has":
         return reply[0] == "has" and type(reply[2]) is bool

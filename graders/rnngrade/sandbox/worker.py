@@ -57,6 +57,7 @@ class _State:
         self.module: types.ModuleType | None = None
         self.fatal: str | None = None
         self.handles = HandleTable()
+        self.pid = os.getpid()
 
 
 def become_worker(chan_fd: int, out_fd: int, err_fd: int, ctx: isolation.Context, limits: dict,
@@ -84,9 +85,10 @@ def become_worker(chan_fd: int, out_fd: int, err_fd: int, ctx: isolation.Context
         except OSError as exc:
             problems.append(f"dropping privileges: {exc}")
     isolation.scrub_environment()
-    workdir = isolation.WORKDIR
-    if not os.path.isdir(workdir) or not os.access(workdir, os.W_OK):
-        workdir = tempfile.mkdtemp(prefix="rnngrade-work-")
+    if isolate and os.path.isfile(isolation.JAIL_MARKER):
+        workdir = isolation.WORKDIR
+    else:  # no jail (trusted code only): a directory inside the zygote's scratch directory
+        workdir = tempfile.mkdtemp(prefix="work-", dir=ctx.scratch or None)
         os.environ["HOME"] = workdir
     os.chdir(workdir)
     sys.path[:] = [p for p in sys.path if p and os.path.isdir(p)]
@@ -229,6 +231,8 @@ def _call(state: _State, seq: int, name: str, args: tuple, kwargs: dict,
         _flush()
         _reply_value(state, seq, name, value, args, kwargs)
         return
+    if os.getpid() != state.pid:
+        os._exit(0)
     _flush()
     _send(state, ("error", seq, kind, message, recycle))
 

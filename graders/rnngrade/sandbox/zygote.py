@@ -30,6 +30,7 @@ import gc
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -134,9 +135,11 @@ class _Zygote:
         for pid in [s.pid for s in self.spares] + list(self.workers | self.released):
             _wait(pid, 2.0)
         try:
-            os.rmdir(self.ctx.staging)
+            os.rmdir(self.ctx.staging)  # empty: the jails were built in private namespaces
         except OSError:
             pass
+        if self.ctx.scratch:
+            shutil.rmtree(self.ctx.scratch, ignore_errors=True)  # the zygote's own directory
 
     def _handle(self, message: object, fds: list[int]) -> None:
         op = message[0] if type(message) is tuple and message else None
@@ -375,7 +378,8 @@ def main(control_fd: int, hidden: list[str]) -> None:
     try:
         _prepare()
         staging = tempfile.mkdtemp(prefix="rnngrade-jail-")
-        ctx = isolation.make_context(staging, hidden)
+        scratch = tempfile.mkdtemp(prefix="rnngrade-scratch-")
+        ctx = isolation.make_context(staging, scratch, hidden)
     except BaseException as exc:  # noqa: BLE001 - tell the grader why
         send_packet(ctl, ("broken", f"{type(exc).__name__}: {exc}"))
         raise

@@ -139,7 +139,16 @@ def exhaustive_search(step_ref, state, bos, eos, beam_size, max_len, alpha):
     scored = [(tokens, logp / len(tokens) ** alpha) for tokens, logp in
               all_hypotheses(step_ref, state, bos, eos, max_len)]
     scored.sort(key=lambda item: -item[1])
-    return scored[:beam_size]
+    return readable(scored[:beam_size])
+
+
+def readable(hypotheses):
+    """[(tokens, score), ...] as [{"tokens": ..., "score": ...}, ...], so that feedback names the
+    part that differs: ``...[1]['tokens']`` is the token list of the second best hypothesis."""
+    if isinstance(hypotheses, list | tuple) and all(
+            isinstance(h, list | tuple) and len(h) == 2 for h in hypotheses):
+        return [{"tokens": tokens, "score": score} for tokens, score in hypotheses]
+    return hypotheses
 
 
 def greedy(m, *args):
@@ -147,7 +156,7 @@ def greedy(m, *args):
 
 
 def beam(m, *args):
-    return m.beam_search(*args)
+    return readable(m.beam_search(*args))
 
 
 # ------------------------------------------------------------------ softmax_with_temperature

@@ -1,0 +1,249 @@
+"""Every way a call can fail in the worker, each with its kind and a clear message, and the
+grader carrying on in a fresh worker afterwards. (Only failing code here, nothing destructive:
+the attacks are in test_hostile.py.)"""
+
+from __future__ import annotations
+
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from rnngrade.runner.base import (
+    CRASH,
+    EXCEPTION,
+    EXIT,
+    LOAD_ERROR,
+    MEMORY,
+    OUTPUT_LIMIT,
+    PROTOCOL,
+    TIMEOUT,
+    Handle,
+    StudentError,
+)
+from rnngrade.sandbox import Limits
+
+FAILING = textwrap.dedent('''
+    import ctypes
+    import os
+    import stat
+    import sys
+    import time
+
+    import numpy as np
+
+
+    class Thing:
+        pass
+
+
+    def ok(x):
+        return x + 1
+
+
+    def thing():
+        return Thing()
+
+
+    def spin():
+        while True:
+            pass
+
+
+    def nap(seconds):
+        time.sleep(seconds)
+        return seconds
+
+
+    def hog():
+        return np.empty(1 << 40)  # 8 TiB of address space
+
+
+    def segfault():
+        ctypes.string_at(0)
+
+
+    def leave(code):
+        os._exit(code)
+
+
+    def exit_cleanly():
+        sys.exit(0)
+
+
+    def interrupt():
+        raise KeyboardInterrupt("pressed")
+
+
+    class Escape(BaseException):
+        pass
+
+
+    def escape():
+        raise Escape("out")
+
+
+    def write(n):
+        with open("out.bin", "wb") as f:
+            f.write(b"x" * n)
+
+
+    def matrix():
+        return np.ones((2, 2)).view(np.matrix)
+
+
+    def int_keys():
+        return {1: "a"}
+
+
+    def deep():
+        x = []
+        for _ in range(100):
+            x = [x]
+        return x
+
+
+    def junk():
+        for name in os.listdir("/proc/self/fd"):
+            fd = int(name)
+            try:
+                if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                    os.write(fd, b"\\xff" * 16)
+            except OSError:
+                pass
+        time.sleep(5)
+
+
+    def forged():
+        # a well-formed reply to a request that was never made
+        from rnngrade.sandbox.codec import encode_bytes
+        data = encode_bytes(("ok", 10**9, 1, (), {}))
+        for name in os.listdir("/proc/self/fd"):
+            fd = int(name)
+            try:
+                if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                    os.write(fd, len(data).to_bytes(8, "little") + data)
+            except OSError:
+                pass
+        time.sleep(5)
+''')
+
+
+def failure(runner, function, *args, **kwargs) -> StudentError:
+    with pytest.raises(StudentError) as info:
+        runner.call(function, args, **kwargs)
+    assert info.value.function == function
+    return info.value
+
+
+def test_a_hang_times_out_and_the_next_call_gets_a_fresh_worker(sandbox):
+    runner = sandbox(FAILING, limits=Limits(call_seconds=0.5))
+    first = runner.worker_pid
+    started = time.monotonic()
+    error = failure(runner, "spin")
+    assert error.kind == TIMEOUT and error.message == "spin timed out after 0.5 s"
+    assert time.monotonic() - started < 3
+    assert runner.call("ok", (1,)).value == 2
+    assert runner.worker_pid != first and runner.restarts == 1
+    error = failure(runner, "nap", 5, timeout=0.2)  # a per-call deadline
+    assert error.kind == TIMEOUT and "0.2 s" in error.message
+    assert runner.call("nap", (0.01,)).value == 0.01
+
+
+def test_memory_exhaustion_is_reported_with_the_limit(sandbox):
+    runner = sandbox(FAILING)
+    error = failure(runner, "hog")
+    assert error.kind == MEMORY and error.message == "hog killed: memory limit 4 GiB"
+    assert runner.call("ok", (1,)).value == 2 and runner.restarts == 1  # recycled
+    small = sandbox(FAILING, limits=Limits(memory_bytes=3 << 30))
+    assert failure(small, "hog").message.endswith("memory limit 3 GiB")
+
+
+def test_a_signal_is_a_crash_named_after_the_signal(sandbox):
+    runner = sandbox(FAILING)
+    error = failure(runner, "segfault")
+    assert error.kind == CRASH and error.message == "segfault crashed: segmentation fault (SIGSEGV)"
+    assert runner.call("ok", (2,)).value == 3
+
+
+@pytest.mark.parametrize("function, args, kind, words", [
+    ("leave", (3,), EXIT, "ended the worker process (exit status 3"),
+    ("leave", (0,), EXIT, "exit status 0"),
+    ("exit_cleanly", (), EXIT, "SystemExit(0)"),
+    ("interrupt", (), EXCEPTION, "KeyboardInterrupt: pressed"),
+    ("escape", (), EXCEPTION, "Escape: out"),
+])
+def test_exits_and_base_exceptions(sandbox, function, args, kind, words):
+    runner = sandbox(FAILING)
+    error = failure(runner, function, *args)
+    assert error.kind == kind and words in error.message
+    assert runner.call("ok", (0,)).value == 1
+
+
+def test_the_cpu_limit_kills_a_worker_that_burns_more(sandbox):
+    runner = sandbox(FAILING, limits=Limits(cpu_seconds=1, call_seconds=20))
+    started = time.monotonic()
+    error = failure(runner, "spin")
+    assert error.kind == TIMEOUT and "CPU time limit 1 s" in error.message
+    assert time.monotonic() - started < 10
+
+
+def test_the_file_size_limit(sandbox):
+    runner = sandbox(FAILING, limits=Limits(file_bytes=1 << 20))
+    assert runner.call("write", (1000,)).value is None
+    error = failure(runner, "write", 2 << 20)
+    assert error.kind == OUTPUT_LIMIT and "file size limit (1 MiB per file)" in error.message
+
+
+@pytest.mark.parametrize("function, words", [
+    ("matrix", "a matrix (a numpy.ndarray subclass) is not plain data"),
+    ("int_keys", "only dicts with str keys cross"),
+    ("deep", "nested more than 64 levels deep"),
+])
+def test_values_that_cannot_cross_are_refused_and_the_worker_stays(sandbox, function, words):
+    runner = sandbox(FAILING)
+    pid = runner.worker_pid
+    error = failure(runner, function)
+    assert error.kind == PROTOCOL and words in error.message
+    assert error.message.startswith(f"{function} returned a value that cannot be graded")
+    assert runner.call("ok", (1,)).value == 2 and runner.worker_pid == pid
+
+
+@pytest.mark.parametrize("function", ["junk", "forged"])
+def test_bytes_forged_on_the_channel_are_refused_and_the_worker_replaced(sandbox, function):
+    runner = sandbox(FAILING)
+    pid = runner.worker_pid
+    error = failure(runner, function)
+    assert error.kind == PROTOCOL and "cannot be graded" in error.message
+    assert runner.call("ok", (1,)).value == 2 and runner.worker_pid != pid
+
+
+def test_handles_do_not_survive_a_restart(sandbox):
+    runner = sandbox(FAILING)
+    handle = runner.call("thing").value
+    assert type(handle) is Handle
+    failure(runner, "segfault")
+    error = failure(runner, "ok", handle)
+    assert error.kind == PROTOCOL and "unknown handle" in error.message
+    assert type(runner.call("thing").value) is Handle
+
+
+@pytest.mark.parametrize("top_level, words", [
+    ("while True:\n    pass\n", "its top-level code timed out after 0.5 s"),
+    ("import os\nos._exit(2)\n", "its top-level code ended the worker process (exit status 2"),
+    ("import ctypes\nctypes.string_at(0)\n", "its top-level code crashed: segmentation fault"),
+    ("raise KeyboardInterrupt\n", "top-level code raised KeyboardInterrupt"),
+])
+def test_a_submission_that_cannot_load_is_a_load_error_for_every_call(sandbox, top_level, words):
+    runner = sandbox(top_level + "\ndef ok(x):\n    return x\n", limits=Limits(call_seconds=0.5))
+    for _ in range(2):
+        error = failure(runner, "ok", 1)
+        assert error.kind == LOAD_ERROR and words in error.message
+    assert not runner.has_function("ok")
+
+
+def test_top_level_exits_are_noted_and_skipped_like_any_top_level_error(sandbox):
+    runner = sandbox("import sys\nsys.exit(1)\n\ndef ok(x):\n    return x\n")
+    assert any("SystemExit" in note for note in runner.load_notes())
+    assert runner.call("ok", (np.ones(1),)).value == np.ones(1)

@@ -1,0 +1,152 @@
+"""What a worker can see and do, measured with harmless code that only looks (attacks are in
+test_hostile.py), and the refusal to run unprotected."""
+
+from __future__ import annotations
+
+import os
+import resource
+import socket
+import textwrap
+
+import pytest
+
+from rnngrade.paths import course_root
+from rnngrade.sandbox import Limits, SandboxRunner, SandboxUnavailable
+
+PROBE = textwrap.dedent('''
+    import os
+    import resource
+    import socket
+    import sys
+
+
+    def look(paths):
+        seen = {}
+        for path in paths:
+            seen[path] = os.path.exists(path)
+        return seen
+
+
+    def facts():
+        usr = os.statvfs("/usr").f_flag & os.ST_RDONLY
+        prefix = os.statvfs(sys.prefix).f_flag & os.ST_RDONLY
+        return {
+            "uid": os.getuid(), "gid": os.getgid(), "euid": os.geteuid(), "pid": os.getpid(),
+            "cwd": os.getcwd(), "hostname": socket.gethostname(), "root": sorted(os.listdir("/")),
+            "env": dict(os.environ), "usr_ro": bool(usr), "prefix_ro": bool(prefix),
+            "interfaces": [name for _, name in socket.if_nameindex()],
+            "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+            "as": resource.getrlimit(resource.RLIMIT_AS)[1],
+            "cpu": resource.getrlimit(resource.RLIMIT_CPU)[1],
+            "fsize": resource.getrlimit(resource.RLIMIT_FSIZE)[1],
+            "nofile": resource.getrlimit(resource.RLIMIT_NOFILE)[1],
+            "nproc": resource.getrlimit(resource.RLIMIT_NPROC)[1],
+            "status": open("/proc/self/status").read(),
+            "can_write_cwd": os.access(".", os.W_OK), "can_write_root": os.access("/", os.W_OK),
+            "sys_path": list(sys.path),
+        }
+
+
+    def connect(host, port):
+        try:
+            socket.create_connection((host, port), timeout=1).close()
+        except OSError as exc:
+            return type(exc).__name__ + ": " + str(exc)
+        return "connected"
+
+
+    def files():
+        with open("scratch.txt", "w") as f:
+            f.write("mine")
+        with open("/tmp/scratch.txt", "w") as f:
+            f.write("mine too")
+        return sorted(os.listdir(".")), open("/tmp/scratch.txt").read()
+''')
+
+
+def test_the_worker_sees_a_private_root_without_the_grader_s_paths(sandbox, canary, tmp_path):
+    runner = sandbox(PROBE)
+    root = str(course_root())
+    paths = [root, str(canary.root), str(tmp_path), os.getcwd(), str(canary.root / "solutions"),
+             "/work", "/root/.ssh", "/etc/shadow", "/etc/passwd", "/usr/bin", "/proc/self"]
+    seen = runner.call("look", (paths,)).value
+    assert not seen[root] and not seen[str(canary.root)] and not seen[str(tmp_path)]
+    assert not seen["/etc/shadow"] and not seen["/root/.ssh"]
+    assert seen["/usr/bin"] and seen["/proc/self"] and seen["/etc/passwd"]  # its own passwd
+    facts = runner.call("facts").value
+    assert set(facts["root"]) <= {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc",
+                                  "root", "sbin", "submission", "sys", "tmp", "usr", "opt",
+                                  ".rnngrade-jail"}
+    assert facts["cwd"] == "/submission" and facts["can_write_cwd"]
+    assert not facts["can_write_root"] and facts["usr_ro"] and facts["prefix_ro"]
+    assert not any(p.startswith(root) for p in facts["sys_path"])
+
+
+def test_the_worker_is_an_unprivileged_pid_1_without_network(sandbox):
+    runner = sandbox(PROBE)
+    facts = runner.call("facts").value
+    assert facts["uid"] != 0 and facts["euid"] != 0 and facts["gid"] != 0
+    assert facts["pid"] == 1 and facts["processes"] == [1]
+    assert facts["hostname"] == "rnngrade-sandbox"
+    assert "CapEff:\t0000000000000000" in facts["status"]
+    assert "NoNewPrivs:\t1" in facts["status"]
+    assert set(facts["interfaces"]) <= {"lo"}
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        server.settimeout(0.5)
+        assert runner.call("connect", ("127.0.0.1", port)).value.startswith("OSError")
+        with pytest.raises(TimeoutError):
+            server.accept()
+    other = sandbox(PROBE)
+    assert other.call("facts").value["uid"] != facts["uid"]  # a uid of its own per worker
+
+
+def test_limits_environment_and_scratch_space(sandbox):
+    limits = Limits(cpu_seconds=30, file_bytes=1 << 20, open_files=64)
+    runner = sandbox(PROBE, limits=limits)
+    facts = runner.call("facts").value
+    assert facts["as"] == 4 << 30 and facts["cpu"] == 30 and facts["fsize"] == 1 << 20
+    assert facts["nofile"] == 64 and facts["nproc"] == limits.processes
+    assert facts["env"]["HOME"] == "/submission"
+    assert not any(k.startswith(("RNNGRADE", "PYTHON", "SSH", "GIT")) for k in facts["env"]
+                   if k != "PYTHONDONTWRITEBYTECODE")
+    for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        if key in os.environ:
+            assert facts["env"][key] == os.environ[key]
+    listing, text = runner.call("files").value
+    assert listing == ["rnn.py", "scratch.txt"] and text == "mine too"
+    assert runner.call("files").value[0] == ["rnn.py", "scratch.txt"]
+    fresh = sandbox(PROBE)  # nothing is shared between workers
+    assert fresh.call("look", (["/tmp/scratch.txt", "scratch.txt"],)).value == {
+        "/tmp/scratch.txt": False, "scratch.txt": False}
+
+
+def test_resource_limits_of_the_grader_are_untouched(sandbox):
+    before = resource.getrlimit(resource.RLIMIT_AS)
+    sandbox(PROBE).call("facts")
+    assert resource.getrlimit(resource.RLIMIT_AS) == before
+
+
+class _Unisolated(SandboxRunner):
+    """A runner whose workers get no namespaces: what a machine without them would give."""
+
+    _isolate = False
+
+
+def test_without_protection_the_runner_refuses_to_run_student_code(sandbox_available):
+    with pytest.raises(SandboxUnavailable, match="refusing to run student code.*private "
+                                                 "filesystem"):
+        _Unisolated("def f():\n    return 1\n", "rnn.py")
+
+
+def test_allow_unprotected_runs_trusted_code_and_reports_the_missing_measures(
+        sandbox_available):
+    runner = _Unisolated("def f():\n    return 1\n", "rnn.py", allow_unprotected=True)
+    try:
+        assert runner.call("f").value == 1
+        protections = runner.protections()
+        assert protections["separate process"] is True
+        assert protections["private filesystem"] is False
+        assert protections["network namespace"] is False
+    finally:
+        runner.close()
