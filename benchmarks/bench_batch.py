@@ -100,7 +100,7 @@ def bench(lab: str, n: int, jobs: int, inprocess: bool, hostile: bool, every: in
           ) -> dict:
     with tempfile.TemporaryDirectory(prefix="rnngrade-bench-") as tmp:
         folder, out = Path(tmp) / "class", Path(tmp) / "out"
-        make_class(folder, lab, n, hostile=hostile and not inprocess, bad=True)
+        make_class(folder, lab, n, hostile=hostile and not inprocess)
         probe = Probe(every)
         cpu = time.process_time()
         report = run_batch([folder], BatchOptions(lab, out, jobs=jobs, inprocess=inprocess,
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     mode = "sandbox" if args.sandbox else "in-process"
     print(f"rnngrade batch benchmark: {os.cpu_count()} CPUs (load {os.getloadavg()[0]:.1f}), "
           f"{mode}, "
-          f"{args.n} submissions per run (correct, mutants, stub, bad entries"
+          f"{args.n} submissions per run (correct, every mutant, stub"
           f"{', hostile' if args.sandbox else ''})")
     for lab in args.labs:
         if not (get_lab(lab).suite_dir() / "rubric.yaml").exists():

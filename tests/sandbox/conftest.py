@@ -42,6 +42,16 @@ def sandbox_available() -> None:
         pytest.skip(f"sandbox unavailable here: {exc}")
 
 
+@pytest.fixture(scope="session")
+def sandbox_protected(sandbox_available: None) -> None:
+    """Skip unless workers here get a private filesystem and a non-root uid (safety first)."""
+    from rnngrade.sandbox import SandboxRunner
+
+    probe = SandboxRunner("", "probe.py")
+    require_protected(probe)
+    probe.close()
+
+
 @pytest.fixture
 def sandbox(sandbox_available: None) -> Iterator[Callable]:
     """``sandbox(source, **kwargs)``: a protected SandboxRunner, closed after the test."""

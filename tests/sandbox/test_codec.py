@@ -302,3 +302,38 @@ def test_frames_over_a_socketpair_and_an_oversized_header_is_refused():
         with pytest.raises(ProtocolError, match="over the limit"):
             while reader.read_some() is None:
                 pass
+
+
+def test_shared_objects_stay_shared_and_are_sent_once():
+    parameters = {"W": np.ones((50, 50))}
+    a = np.zeros(3)
+    caches = [(a, parameters) for _ in range(200)]
+    data = encode_bytes((caches, parameters, a))
+    assert len(data) < 25_000  # one copy of W (20 kB), 200 small references
+    back, params, arr = decode(data)
+    assert all(c[1] is params and c[0] is arr for c in back)
+    nested: list = [1]
+    for _ in range(60):  # 2**60 leaves if expanded
+        nested = [nested, nested]
+    node = decode(encode_bytes(nested))
+    for _ in range(60):
+        assert node[0] is node[1]
+        node = node[0]
+    assert node == [1]
+    with pytest.raises(ProtocolError, match="reference to nothing"):
+        decode(b"r" + struct.pack("<I", 0))
+
+
+def test_bool_and_str_arrays_hold_only_valid_values():
+    data = bytearray(encode_bytes(np.array([True, False])))
+    data[-2] = 2
+    with pytest.raises(ProtocolError, match="bool array"):
+        decode(data)
+    bad = bytearray(encode_bytes(np.array(["ab"])))
+    bad[-4:] = struct.pack("<I", 0x110000)
+    with pytest.raises(ProtocolError, match="code points"):
+        decode(bad)
+    tensor = bytearray(encode_bytes(torch.tensor([True, True])))
+    tensor[-1] = 7
+    with pytest.raises(ProtocolError, match="bool array"):
+        decode(tensor)

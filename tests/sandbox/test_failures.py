@@ -247,3 +247,19 @@ def test_top_level_exits_are_noted_and_skipped_like_any_top_level_error(sandbox)
     runner = sandbox("import sys\nsys.exit(1)\n\ndef ok(x):\n    return x\n")
     assert any("SystemExit" in note for note in runner.load_notes())
     assert runner.call("ok", (np.ones(1),)).value == np.ones(1)
+
+
+@pytest.mark.slow  # starts a second zygote (a few seconds)
+def test_a_dead_zygote_is_replaced_and_running_workers_carry_on(sandbox):
+    from rnngrade.sandbox.zygote import shared_client
+
+    runner = sandbox(FAILING)
+    zygote = shared_client().process
+    zygote.kill()  # the zygote this test session started
+    zygote.wait()
+    assert runner.call("ok", (1,)).value == 2  # its worker talks to the grader directly
+    fresh = sandbox(FAILING)
+    assert fresh.call("ok", (2,)).value == 3
+    assert shared_client().process.pid != zygote.pid
+    error = failure(runner, "segfault")  # the old zygote cannot say why: still a crash
+    assert error.kind == CRASH

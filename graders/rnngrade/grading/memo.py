@@ -209,6 +209,30 @@ def _nbytes(value: Any) -> int:
     return 64
 
 
+_IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), np.generic)
+
+
+def copy_tree(value: Any) -> Any:
+    """A deep copy of plain data (dicts, lists, tuples, arrays, tensors), several times faster
+    than ``copy.deepcopy``; anything else goes through ``copy.deepcopy``."""
+    kind = type(value)
+    if isinstance(value, _IMMUTABLE):
+        return value
+    if kind is dict:
+        return {k: copy_tree(v) for k, v in value.items()}
+    if kind is list:
+        return [copy_tree(v) for v in value]
+    if kind is tuple:
+        return tuple(copy_tree(v) for v in value)
+    if kind is np.ndarray and not value.dtype.hasobject:
+        return value.copy(order="K")
+    torch = sys.modules.get("torch")
+    if torch is not None and kind is torch.Tensor and not value.requires_grad \
+            and value.grad is None and value.layout == torch.strided:
+        return value.clone()
+    return copy.deepcopy(value)
+
+
 @dataclasses.dataclass
 class _Entry:
     ok: bool  # False: ``value`` is the exception the computation raised
@@ -276,12 +300,12 @@ class ExpectationMemo:
             _set_rng_state(entry.rng_after)
         if not entry.ok:
             raise copy.copy(entry.value).with_traceback(None)
-        return copy.deepcopy(entry.value)
+        return copy_tree(entry.value)
 
     def _remember(self, base: str, before: tuple, ok: bool, value: Any) -> None:
         after = _rng_state()
         try:
-            stored = copy.deepcopy(value) if ok else copy.copy(value)
+            stored = copy_tree(value) if ok else copy.copy(value)
         except Exception:  # noqa: BLE001 - an uncopyable value is just not memoised
             return
         size = _nbytes(stored) if ok else 256

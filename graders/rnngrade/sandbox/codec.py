@@ -18,7 +18,10 @@ The decoder trusts nothing: every length, count, tag, dtype and shape is checked
 message before it is used.
 
 Layout: a value is a one-byte tag and its fields, little endian. Array data is aligned to
-``ALIGN`` bytes within the message so a received array is used in place, without a copy.
+``ALIGN`` bytes within the message so a received array is used in place, without a copy. A list,
+tuple, dict, array or tensor met again in the same message is sent as a reference to the first
+one: shared objects stay shared (as in-process: every cache of ``rnn_forward`` holds the same
+``parameters``) and a message is never larger than the objects it holds.
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ T_INT, T_BIGINT, T_FLOAT, T_COMPLEX = b"i", b"I", b"f", b"c"
 T_STR, T_BYTES, T_LIST, T_TUPLE, T_DICT = b"s", b"b", b"l", b"t", b"d"
 T_ARRAY, T_SCALAR, T_TENSOR = b"a", b"g", b"p"
 T_HANDLE, T_FUNCTION, T_ARGREF = b"H", b"R", b"A"
+T_REF = b"r"  # an earlier list, tuple, dict, array or tensor of the same message
 
 
 class ProtocolError(ValueError):
@@ -121,7 +125,11 @@ class _Encoder:
         self.parts: list[bytes | bytearray | memoryview] = []
         self.size = 0  # bytes in ``parts``
         self.items = 0
+        self.memo: dict[int, int] = {}  # id of a list/tuple/dict/array/tensor sent -> its index
+        self.count = 0  # lists, tuples, dicts, arrays and tensors sent so far
+        self.keep: list[Any] = []  # temporaries (their ids must stay unique)
         self.torch = _torch()
+        self.dispatch = _dispatch()
 
     def finish(self) -> list[bytes | bytearray | memoryview]:
         self._check_size(0)
@@ -138,21 +146,9 @@ class _Encoder:
         self.head += width.pack(len(data))
         self.head += data
 
-    def _raw(self, data: memoryview) -> None:
-        """Aligned raw bytes: a pad count, padding, the data."""
-        offset = self.size + len(self.head)
-        pad = (-(offset + 1)) % ALIGN
-        self._check_size(1 + pad + data.nbytes)
-        self.head += _U8.pack(pad)
-        self.head += bytes(pad)
-        if data.nbytes <= _INLINE:
-            self.head += data
-        else:
-            self.parts.append(self.head)
-            self.size += len(self.head)
-            self.head = bytearray()
-            self.parts.append(data)
-            self.size += data.nbytes
+    def _remember(self, x: Any) -> None:
+        self.memo[id(x)] = self.count
+        self.count += 1
 
     def value(self, x: Any, depth: int) -> None:
         self.items += 1
@@ -160,75 +156,96 @@ class _Encoder:
             raise ProtocolError(f"the data has more than {self.max_items:,} items")
         if len(self.head) > 65536:
             self._check_size(0)
-        t = type(x)
-        head = self.head
-        if x is None:
-            head += T_NONE
-        elif t is bool:
-            head += T_TRUE if x else T_FALSE
-        elif t is int:
-            if -(1 << 63) <= x < (1 << 63):
-                head += T_INT
-                head += _I64.pack(x)
-            else:
-                data = x.to_bytes((x.bit_length() + 8) // 8, "little", signed=True)
-                self._check_size(len(data))
-                head += T_BIGINT
-                head += _U32.pack(len(data))
-                head += data
-        elif t is float:
-            head += T_FLOAT
-            head += _F64.pack(x)
-        elif t is complex:
-            head += T_COMPLEX
-            head += _C128.pack(x.real, x.imag)
-        elif t is str:
-            head += T_STR
-            self._text(x)
-        elif t is bytes:
-            self._check_size(len(x))
-            head += T_BYTES
-            head += _U32.pack(len(x))
-            head += x
-        elif t is list or t is tuple:
-            self._container(depth)
-            head += T_LIST if t is list else T_TUPLE
-            head += _U32.pack(len(x))
-            for item in x:
-                self.value(item, depth + 1)
-        elif t is dict:
-            self._container(depth)
-            head += T_DICT
-            head += _U32.pack(len(x))
-            for key, item in dict.items(x):
-                if type(key) is not str:
-                    raise ProtocolError(f"a dict with a {_type_name(key)} key is not plain data: "
-                                        "only dicts with str keys cross")
-                self._text(key)
-                self.value(item, depth + 1)
-        elif t is np.ndarray:
-            self._array(x)
-        elif t in _NUMPY_SCALARS:
-            self._scalar(x)
-        elif self.torch is not None and t is self.torch.Tensor:
-            self._tensor(x)
-        elif self.torch is not None and t is self.torch.Size:
-            self.items -= 1
-            self.value(tuple(int(n) for n in x), depth)
-        elif t is Handle:
-            head += T_HANDLE
-            head += _U64.pack(x.id)
-            self._text(str(x.type_name)[:100])
-        elif t is FunctionRef:
-            self._container(depth)
-            head += T_FUNCTION
-            self._text(str(x.name))
-            self.value(tuple(x.args), depth + 1)
-        elif t is ArgRef:
-            head += T_ARGREF
-            head += _U32.pack(int(x.index))
-        else:
+        method = self.dispatch.get(type(x))
+        if method is None:
             self._opaque(x)
+        else:
+            method(self, x, depth)
+
+    # exact types only (see the dispatch table)
+    def _none(self, x: None, depth: int) -> None:
+        self.head += T_NONE
+
+    def _bool(self, x: bool, depth: int) -> None:
+        self.head += T_TRUE if x else T_FALSE
+
+    def _int(self, x: int, depth: int) -> None:
+        if -(1 << 63) <= x < (1 << 63):
+            self.head += T_INT
+            self.head += _I64.pack(x)
+        else:
+            data = x.to_bytes((x.bit_length() + 8) // 8, "little", signed=True)
+            self._check_size(len(data))
+            self.head += T_BIGINT
+            self.head += _U32.pack(len(data))
+            self.head += data
+
+    def _float(self, x: float, depth: int) -> None:
+        self.head += T_FLOAT
+        self.head += _F64.pack(x)
+
+    def _complex(self, x: complex, depth: int) -> None:
+        self.head += T_COMPLEX
+        self.head += _C128.pack(x.real, x.imag)
+
+    def _str(self, x: str, depth: int) -> None:
+        self.head += T_STR
+        self._text(x)
+
+    def _bytes(self, x: bytes, depth: int) -> None:
+        self._check_size(len(x))
+        self.head += T_BYTES
+        self.head += _U32.pack(len(x))
+        self.head += x
+
+    def _back_reference(self, x: Any) -> bool:
+        index = self.memo.get(id(x))
+        if index is None:
+            return False
+        self.head += T_REF
+        self.head += _U32.pack(index)
+        return True
+
+    def _sequence(self, x: list | tuple, depth: int) -> None:
+        if self._back_reference(x):
+            return
+        self._container(depth)
+        self.head += T_LIST if type(x) is list else T_TUPLE
+        self.head += _U32.pack(len(x))
+        for item in x:
+            self.value(item, depth + 1)
+        self._remember(x)
+
+    def _dict(self, x: dict, depth: int) -> None:
+        if self._back_reference(x):
+            return
+        self._container(depth)
+        self.head += T_DICT
+        self.head += _U32.pack(len(x))
+        for key, item in dict.items(x):
+            if type(key) is not str:
+                raise ProtocolError(f"a dict with a {_type_name(key)} key is not plain data: "
+                                    "only dicts with str keys cross")
+            self._text(key)
+            self.value(item, depth + 1)
+        self._remember(x)
+
+    def _handle(self, x: Handle, depth: int) -> None:
+        self.head += T_HANDLE
+        self.head += _U64.pack(x.id)
+        self._text(str(x.type_name)[:100])
+
+    def _function(self, x: FunctionRef, depth: int) -> None:
+        self._container(depth)
+        self.head += T_FUNCTION
+        self._text(str(x.name))
+        args = tuple(x.args)
+        self.keep.append(args)
+        self.value(args, depth + 1)
+
+    def _argref(self, x: ArgRef, depth: int) -> None:
+        self.head += T_ARGREF
+        self.head += _U32.pack(int(x.index))
 
     def _container(self, depth: int) -> None:
         if depth >= self.max_depth:
@@ -251,40 +268,67 @@ class _Encoder:
         if self.handles is None:
             raise ProtocolError(f"a {t.__module__}.{_type_name(x)} is not plain data and "
                                 "cannot be sent")
-        handle = self.handles.handle_for(x)
-        self.head += T_HANDLE
-        self.head += _U64.pack(handle.id)
-        self._text(handle.type_name)
+        self._handle(self.handles.handle_for(x), 0)
+
+    def _raw(self, x: np.ndarray) -> None:
+        """An array's bytes (C order), aligned: a pad count, padding, the data."""
+        nbytes = x.nbytes
+        offset = self.size + len(self.head)
+        pad = (-(offset + 1)) % ALIGN
+        self._check_size(1 + pad + nbytes)
+        self.head += _PADS[pad]
+        if nbytes <= _INLINE:
+            self.head += x.tobytes()
+        else:
+            self.parts.append(self.head)
+            self.size += len(self.head)
+            self.head = bytearray()
+            self.parts.append(_bytes_of(x))
+            self.size += nbytes
 
     def _shape(self, shape: tuple) -> None:
         self.head += _U8.pack(len(shape))
-        for n in shape:
-            self.head += _U64.pack(n)
+        self.head += _SHAPES[len(shape)].pack(*shape)
 
-    def _array(self, x: np.ndarray) -> None:
-        dtype = x.dtype
-        if dtype.kind not in _NUMPY_KINDS or dtype.fields is not None or dtype.subdtype:
-            what = "object" if dtype.kind == "O" else "structured" if dtype.kind == "V" \
-                else str(dtype)
-            raise ProtocolError(f"a numpy array of {what} dtype is not plain data: return "
-                                "arrays of numbers")
-        if x.ndim > 64:
-            raise ProtocolError("an array with more than 64 dimensions is not plain data")
-        self._check_size(x.nbytes)
-        self.head += T_ARRAY
-        self._text(dtype.str, _U8)
-        self._shape(x.shape)
-        self._raw(_bytes_of(x))
+    def _array(self, x: np.ndarray, depth: int) -> None:
+        index = self.memo.get(id(x))
+        if index is not None:
+            self.head += T_REF
+            self.head += _U32.pack(index)
+            return
+        header = _array_header(x.dtype, x.shape)
+        nbytes = x.nbytes
+        head = self.head
+        head += header
+        if nbytes <= _INLINE:
+            offset = self.size + len(head)
+            pad = (-(offset + 1)) % ALIGN
+            if offset + 1 + pad + nbytes > self.max_bytes:
+                raise ProtocolError(f"the data is larger than {_mib(self.max_bytes)}")
+            head += _PADS[pad]
+            head += x.tobytes()
+        else:
+            self._raw(x)
+        self.memo[id(x)] = self.count
+        self.count += 1
 
-    def _scalar(self, x: np.generic) -> None:
-        dtype = np.asarray(x).dtype
+    def _scalar(self, x: np.generic, depth: int) -> None:
+        arr = np.asarray(x)
         self.head += T_SCALAR
-        self._text(dtype.str, _U8)
-        data = np.asarray(x).tobytes()
+        self.head += _array_dtype(arr.dtype)
+        data = arr.tobytes()
         self.head += _U32.pack(len(data))
         self.head += data
 
-    def _tensor(self, x: Any) -> None:
+    def _size(self, x: Any, depth: int) -> None:
+        shape = tuple(int(n) for n in x)
+        self.keep.append(shape)
+        self.items -= 1
+        self.value(shape, depth)
+
+    def _tensor(self, x: Any, depth: int) -> None:
+        if self._back_reference(x):
+            return
         torch = self.torch
         if x.layout != torch.strided or x.is_quantized or getattr(x, "is_nested", False):
             raise ProtocolError(f"a tensor with layout {x.layout} is not plain data: return a "
@@ -315,7 +359,66 @@ class _Encoder:
         self._text(device, _U8)
         self.head += _U8.pack(1 if requires_grad else 0)
         self._shape(tuple(x.shape))
-        self._raw(_bytes_of(arr))
+        self._raw(arr)
+        self._remember(x)
+
+
+_PADS = [_U8.pack(n) + bytes(n) for n in range(ALIGN)]
+_SHAPES = [struct.Struct(f"<{n}Q") for n in range(65)]
+_ARRAY_DTYPES: dict[np.dtype, bytes] = {}
+_DISPATCH: dict[type, Any] = {}
+
+
+def _array_dtype(dtype: np.dtype) -> bytes:
+    """The dtype's field (length and text); refuses what is not plain data."""
+    known = _ARRAY_DTYPES.get(dtype)
+    if known is not None:
+        return known
+    if dtype.kind not in _NUMPY_KINDS or dtype.fields is not None or dtype.subdtype:
+        what = "object" if dtype.kind == "O" else "structured" if dtype.kind == "V" \
+            else str(dtype)
+        raise ProtocolError(f"a numpy array of {what} dtype is not plain data: return "
+                            "arrays of numbers")
+    text = dtype.str.encode()
+    field = _U8.pack(len(text)) + text
+    if len(_ARRAY_DTYPES) < 256:
+        _ARRAY_DTYPES[dtype] = field
+    return field
+
+
+_ARRAY_HEADERS: dict[tuple, bytes] = {}
+
+
+def _array_header(dtype: np.dtype, shape: tuple) -> bytes:
+    """Tag, dtype and shape of an array (cached: a message often holds many alike)."""
+    key = (dtype, shape)
+    header = _ARRAY_HEADERS.get(key)
+    if header is None:
+        if len(shape) > 64:
+            raise ProtocolError("an array with more than 64 dimensions is not plain data")
+        header = (T_ARRAY + _array_dtype(dtype) + _U8.pack(len(shape))
+                  + _SHAPES[len(shape)].pack(*shape))
+        if len(_ARRAY_HEADERS) < 4096:
+            _ARRAY_HEADERS[key] = header
+    return header
+
+
+def _dispatch() -> dict[type, Any]:
+    """Exact type -> encoder method (torch's types join once torch is imported)."""
+    if not _DISPATCH:
+        _DISPATCH.update({
+            type(None): _Encoder._none, bool: _Encoder._bool, int: _Encoder._int,
+            float: _Encoder._float, complex: _Encoder._complex, str: _Encoder._str,
+            bytes: _Encoder._bytes, list: _Encoder._sequence, tuple: _Encoder._sequence,
+            dict: _Encoder._dict, np.ndarray: _Encoder._array, Handle: _Encoder._handle,
+            FunctionRef: _Encoder._function, ArgRef: _Encoder._argref,
+        })
+        _DISPATCH.update(dict.fromkeys(_NUMPY_SCALARS, _Encoder._scalar))
+    torch = _torch()
+    if torch is not None and torch.Tensor not in _DISPATCH:
+        _DISPATCH[torch.Tensor] = _Encoder._tensor
+        _DISPATCH[torch.Size] = _Encoder._size
+    return _DISPATCH
 
 
 def _bytes_of(x: np.ndarray) -> memoryview:
@@ -344,8 +447,8 @@ def encode_bytes(value: Any, **options: Any) -> bytes:
 
 # ----------------------------------------------------------------------------------- decoding
 
-_SHAPES = [struct.Struct(f"<{n}Q") for n in range(65)]
 _DTYPE_CACHE: dict[str, np.dtype] = {}
+_DECODED_HEADERS: dict[bytes, tuple] = {}  # an array's dtype and shape fields, checked
 
 
 class _Decoder:
@@ -358,6 +461,7 @@ class _Decoder:
         self.max_depth = max_depth
         self.max_items = max_items
         self.items = 0
+        self.memo: list[Any] = []  # lists, tuples, dicts, arrays, tensors in order of completion
 
     def take(self, n: int) -> memoryview:
         end = self.pos + n
@@ -436,17 +540,28 @@ class _Decoder:
         return count
 
     def list_(self, depth: int) -> list:
-        return [self.value(depth + 1) for _ in range(self.count(depth))]
+        out = [self.value(depth + 1) for _ in range(self.count(depth))]
+        self.memo.append(out)
+        return out
 
     def tuple_(self, depth: int) -> tuple:
-        return tuple([self.value(depth + 1) for _ in range(self.count(depth))])
+        out = tuple([self.value(depth + 1) for _ in range(self.count(depth))])
+        self.memo.append(out)
+        return out
 
     def dict_(self, depth: int) -> dict:
         out = {}
         for _ in range(self.count(depth)):
             key = self.text()
             out[key] = self.value(depth + 1)
+        self.memo.append(out)
         return out
+
+    def reference(self, depth: int) -> Any:
+        index = self.unpack(_U32)
+        if index >= len(self.memo):
+            raise ProtocolError("a reference to nothing sent before")
+        return self.memo[index]
 
     def handle(self, depth: int) -> Any:
         handle_id = self.unpack(_U64)
@@ -503,23 +618,53 @@ class _Decoder:
         nbytes = count * dtype.itemsize
         if start + nbytes > len(self.buf):
             raise ProtocolError("truncated message: array data")
-        arr = np.frombuffer(self.buf, dtype=dtype, count=count, offset=start)
+        arr = np.ndarray(shape, dtype, self.buf, start)
         self.pos = start + nbytes
         if not arr.flags.aligned:
             arr = arr.copy()
-        return arr.reshape(shape)
+        if dtype.kind in "bU":
+            _check_contents(arr)
+        return arr
 
     def array(self, depth: int) -> np.ndarray:
-        dtype = self.dtype()
-        shape, count = self.shape()
-        return self.raw_array(dtype, shape, count)
+        buf, pos = self.buf, self.pos
+        try:
+            ndim_at = pos + 1 + buf[pos]
+            end = ndim_at + 1 + 8 * buf[ndim_at]
+        except IndexError:
+            raise ProtocolError("truncated message") from None
+        key = bytes(buf[pos:end])
+        known = _DECODED_HEADERS.get(key)
+        if known is None:
+            dtype = self.dtype()
+            shape, count = self.shape()
+            known = (dtype, shape, count * dtype.itemsize)
+            if len(_DECODED_HEADERS) < 4096:
+                _DECODED_HEADERS[key] = known
+        dtype, shape, nbytes = known
+        if end >= len(buf):
+            raise ProtocolError("truncated message")
+        start = end + 1 + buf[end]
+        if start + nbytes > len(buf):
+            raise ProtocolError("truncated message: array data")
+        arr = np.ndarray(shape, dtype, buf, start)
+        self.pos = start + nbytes
+        if not arr.flags.aligned:
+            arr = arr.copy()
+        if dtype.kind in "bU":
+            _check_contents(arr)
+        self.memo.append(arr)
+        return arr
 
     def scalar(self, depth: int) -> np.generic:
         dtype = self.dtype()
         data = self.take(self.unpack(_U32))
         if len(data) != dtype.itemsize:
             raise ProtocolError("bad scalar size")
-        return np.frombuffer(data, dtype=dtype)[0]
+        arr = np.frombuffer(data, dtype=dtype)
+        if dtype.kind in "bU":
+            _check_contents(arr)
+        return arr[0]
 
     def tensor(self, depth: int) -> Any:
         import torch
@@ -544,7 +689,21 @@ class _Decoder:
             tensor = tensor.to(device)
         if flags & 1 and (tensor.is_floating_point() or tensor.is_complex()):
             tensor.requires_grad_(True)
+        self.memo.append(tensor)
         return tensor
+
+
+def _check_contents(arr: np.ndarray) -> None:
+    """Bytes a bool or a str array may not hold (a bool byte of 2 compares unpredictably)."""
+    if arr.size == 0:
+        return
+    flat = arr.reshape(-1)
+    if arr.dtype.kind == "b" and flat.view(np.uint8).max() > 1:
+        raise ProtocolError("a bool array holds bytes other than 0 and 1")
+    if arr.dtype.kind == "U":
+        codes = flat.view(arr.dtype.byteorder.replace("=", "<").replace("|", "<") + "u4")
+        if int(codes.max()) > 0x10FFFF or int(((codes >= 0xD800) & (codes <= 0xDFFF)).sum()):
+            raise ProtocolError("a str array holds invalid code points")
 
 
 _DECODERS = {
@@ -554,6 +713,7 @@ _DECODERS = {
     T_LIST[0]: _Decoder.list_, T_TUPLE[0]: _Decoder.tuple_, T_DICT[0]: _Decoder.dict_,
     T_ARRAY[0]: _Decoder.array, T_SCALAR[0]: _Decoder.scalar, T_TENSOR[0]: _Decoder.tensor,
     T_HANDLE[0]: _Decoder.handle, T_FUNCTION[0]: _Decoder.function, T_ARGREF[0]: _Decoder.argref,
+    T_REF[0]: _Decoder.reference,
 }
 
 

@@ -75,6 +75,7 @@ class Context:
     scratch: str = ""  # the zygote's own directory for the working dirs of unisolated workers
     binds: list[str] = field(default_factory=list)  # host directories, bound read-only
     hidden: list[str] = field(default_factory=list)  # host paths that must not be visible
+    cuda_binds: list[str] = field(default_factory=list)  # library dirs CUDA workers also get
     privileged: bool = False  # root in the initial user namespace
 
 
@@ -124,7 +125,16 @@ def make_context(staging: str, scratch: str, hidden: list[str]) -> Context:
             continue  # already visible through the system directories
         if not any(_within(real, b) for b in binds):
             binds = [b for b in binds if not _within(b, real)] + [real]
-    return Context(namespace_ids(), staging, scratch, binds, hidden, os.geteuid() == 0)
+    cuda_binds = []
+    for path in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
+        real = os.path.realpath(path) if path else ""
+        if real and real != "/" and os.path.isdir(real) \
+                and not any(_within(h, real) or _within(real, h) for h in hidden) \
+                and not any(_within(real, b) for b in binds + cuda_binds) \
+                and not any(_within(real, "/" + top) for top in _SYSTEM_DIRS):
+            cuda_binds.append(real)
+    return Context(namespaces=namespace_ids(), staging=staging, scratch=scratch, binds=binds,
+                   hidden=hidden, cuda_binds=cuda_binds, privileged=os.geteuid() == 0)
 
 
 def _within(path: str, parent: str) -> bool:
@@ -196,6 +206,9 @@ def build_root(ctx: Context, device: str, uid: int, gid: int, disk_bytes: int) -
     _make_dev(root, device, disk_bytes)
     if device.startswith("cuda"):
         _bind("/sys", root + "/sys", read_only=True)
+        for path in ctx.cuda_binds:
+            if not os.path.exists(root + path):
+                _bind(path, root + path, read_only=True)
     else:
         for path in ("/sys/devices/system/cpu", "/sys/devices/system/node"):
             if os.path.isdir(path):

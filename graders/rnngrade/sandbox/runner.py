@@ -167,10 +167,11 @@ class _Worker:
                 os.close(fd)
 
 
-def _shutdown(holder: list, client: ZygoteClient) -> None:
+def _shutdown(holder: list, client: ZygoteClient, owner: int) -> None:
+    """Kill and forget the runner's worker (not from a forked copy of the grader)."""
     worker = holder[0]
     holder[0] = None
-    if worker is not None:
+    if worker is not None and os.getpid() == owner:
         worker.kill()
         with contextlib.suppress(Exception):
             client.release(worker.pid)
@@ -178,7 +179,12 @@ def _shutdown(holder: list, client: ZygoteClient) -> None:
 
 
 class SandboxRunner:
-    """Runs a submission in a jailed worker process (see the module docstring)."""
+    """Runs a submission in a jailed worker process (see the module docstring).
+
+    The constructor starts the worker and checks its protections (raising SandboxUnavailable
+    unless the private filesystem and the unprivileged uid are in force, or
+    ``allow_unprotected``); the submission then loads while the grader gets on with its own
+    work, and the first request waits for it."""
 
     _isolate = True  # tests subclass with False to check the refusal; never for hostile code
 
@@ -192,15 +198,19 @@ class SandboxRunner:
         self._lock = threading.RLock()
         self._client = shared_client()
         self._holder: list[_Worker | None] = [None]
-        self._finalizer = weakref.finalize(self, _shutdown, self._holder, self._client)
+        self._owner = os.getpid()
+        self._finalizer = weakref.finalize(self, _shutdown, self._holder, self._client,
+                                           self._owner)
         self._generation = 0
         self._seq = 0
         self._notes: list[str] | None = None
         self._fatal: str | None = None
+        self._loading: float | None = None  # deadline of the load in flight
         self._protections: dict[str, bool] = {}
         self._details: dict[str, str] = {}
         self._closed = False
-        self.restarts = 0
+        self.restarts = 0  # workers replaced after a failure
+        self.startup: dict[str, float] = {}  # seconds of the last start: spawn, hello, load
         with self._lock:
             self._start_worker()
 
@@ -215,6 +225,7 @@ class SandboxRunner:
 
     def has_function(self, function: str) -> bool:
         with self._lock:
+            self._ready()
             if self._holder[0] is None and self._fatal is not None:
                 return False
             try:
@@ -224,7 +235,9 @@ class SandboxRunner:
             return reply[2] is True
 
     def load_notes(self) -> list[str]:
-        return list(self._notes or [])
+        with self._lock:
+            self._ready()
+            return list(self._notes or [])
 
     def protections(self) -> dict[str, bool]:
         return dict(self._protections)
@@ -236,6 +249,7 @@ class SandboxRunner:
     def close(self) -> None:
         with self._lock:
             self._closed = True
+            self._loading = None
             self._finalizer()
 
     def __enter__(self) -> SandboxRunner:
@@ -253,6 +267,7 @@ class SandboxRunner:
     def _call(self, name: str, args: tuple, kwargs: dict, timeout: float | None,
               helper: bool) -> CallResult:
         with self._lock:
+            self._ready()
             if self._fatal is not None:
                 raise StudentError(LOAD_ERROR, self._fatal, function=name)
             started = time.perf_counter()
@@ -270,18 +285,21 @@ class SandboxRunner:
             return CallResult(value, args_after, kwargs_after, out, err,
                               time.perf_counter() - started)
 
-    def _exchange(self, message: tuple, name: str, timeout: float | None) -> tuple:
-        """Send a request to the worker (starting one if needed) and return its checked reply;
-        failures of the worker become StudentError."""
+    def _ready(self) -> None:
+        """A worker with the submission loaded (or a fatal load error), if it can be had."""
         if self._closed:
             raise RuntimeError("this SandboxRunner is closed")
+        if self._holder[0] is None and self._fatal is None:
+            self._start_worker()
+        if self._loading is not None:
+            self._finish_load()
+
+    def _exchange(self, message: tuple, name: str, timeout: float | None) -> tuple:
+        """Send a request to the loaded worker and return its checked reply; failures of the
+        worker become StudentError."""
         worker = self._holder[0]
         if worker is None:
-            self._start_worker()
-            if self._fatal is not None:
-                raise StudentError(LOAD_ERROR, self._fatal, function=name)
-            worker = self._holder[0]
-        assert worker is not None
+            raise StudentError(LOAD_ERROR, self._fatal or "no worker", function=name)
         self._seq += 1
         seq = self._seq
         message = (message[0], seq, *message[2:])
@@ -301,11 +319,23 @@ class SandboxRunner:
         except ProtocolError as exc:
             worker.kill()
             self._failed(worker, name, protocol=str(exc))
+        except BaseException:  # interrupted (Ctrl-C in the grader): the worker is mid-call
+            self._abandon(worker)
+            raise
         expected = "has" if message[0] == "has" else None
         if not _valid_reply(reply, seq, expected):
             worker.kill()
             self._failed(worker, name, protocol="an unexpected reply")
         return reply
+
+    def _abandon(self, worker: _Worker) -> None:
+        """Kill a worker without waiting for its end (the zygote reaps it)."""
+        worker.kill()
+        if self._holder[0] is worker:
+            self._holder[0] = None
+        with contextlib.suppress(Exception):
+            self._client.release(worker.pid)
+        worker.close()
 
     def _failed(self, worker: _Worker, name: str, timed_out: float | None = None,
                 protocol: str | None = None) -> None:
@@ -362,29 +392,36 @@ class SandboxRunner:
             self._reap(worker)
 
     def _start_worker(self) -> None:
-        """Spawn a worker, check its protections, load the submission into it."""
+        """Spawn a worker, check its protections, send it the submission to load."""
         if not self._client.alive:
             self._client = shared_client()
             self._finalizer.detach()
-            self._finalizer = weakref.finalize(self, _shutdown, self._holder, self._client)
+            self._finalizer = weakref.finalize(self, _shutdown, self._holder, self._client,
+                                               self._owner)
         self._generation += 1
+        started = time.perf_counter()
         pid, sock, out_fd, err_fd = self._client.spawn(self.device, self.limits.as_wire(),
                                                        self._isolate)
+        spawned = time.perf_counter()
         worker = _Worker(pid, sock, out_fd, err_fd, self.limits.output_bytes)
         self._holder[0] = worker
-        deadline = time.monotonic() + HELLO_SECONDS
         try:
-            hello = worker.receive(deadline)
+            hello = worker.receive(time.monotonic() + HELLO_SECONDS)
         except (ChannelTimeout, _Died, ProtocolError) as exc:
             worker.kill()
-            self._reap(worker)
-            raise SandboxUnavailable(f"a worker process did not start ({exc or 'it ended'})"
-                                     ) from None
+            errors = worker.err.take().strip()[-2000:]
+            _, cause = self._cause(worker, "it")
+            raise SandboxUnavailable(f"a worker process did not start ({str(exc) or cause})"
+                                     + (f":\n{errors}" if errors else "")) from None
+        except BaseException:
+            self._abandon(worker)
+            raise
         if not (type(hello) is tuple and len(hello) == 3 and hello[0] == "hello"
                 and type(hello[1]) is dict and type(hello[2]) is dict):
             worker.kill()
             self._reap(worker)
             raise SandboxUnavailable("a worker process did not start properly")
+        self.startup = {"spawn": spawned - started, "hello": time.perf_counter() - started}
         self._protections = {str(k): v is True for k, v in hello[1].items()}
         self._details = {str(k): str(v) for k, v in hello[2].items()}
         missing = [m for m in REQUIRED if not self._protections.get(m)]
@@ -396,13 +433,25 @@ class SandboxRunner:
                 f"refusing to run student code: the sandbox cannot establish "
                 f"{' and '.join(missing)} here ({why}). It needs Linux with mount and PID "
                 "namespaces, as root or with unprivileged user namespaces.")
-        self._load(worker)
-
-    def _load(self, worker: _Worker) -> None:
+        # Only now, protections checked, does the submission's source leave the grader.
         deadline = time.monotonic() + self.limits.call_seconds
-        message = ("load", self.source, self.filename, self._generation << 32)
         try:
-            worker.send(message, deadline)
+            worker.send(("load", self.source, self.filename, self._generation << 32), deadline)
+        except (ChannelTimeout, _Died):
+            pass  # the reply (or its absence) tells
+        except BaseException:
+            self._abandon(worker)
+            raise
+        self._loading = deadline
+        self._load_started = time.perf_counter()
+
+    def _finish_load(self) -> None:
+        """Wait for the load in flight; a failure is a load error for good."""
+        worker, deadline = self._holder[0], self._loading
+        self._loading = None
+        if worker is None or deadline is None:
+            return
+        try:
             reply = worker.receive(deadline)
         except ChannelTimeout:
             worker.kill()
@@ -416,9 +465,13 @@ class SandboxRunner:
                                    protocol=str(exc) if isinstance(exc, ProtocolError) else None)
             self._fatal = f"the submission could not be loaded: {cause}"
             return
+        except BaseException:
+            self._abandon(worker)
+            raise
         finally:
             worker.out.take()  # top-level output is not reported (as in-process)
             worker.err.take()
+        self.startup["load"] = time.perf_counter() - self._load_started
         if not (type(reply) is tuple and len(reply) == 3 and reply[0] == "loaded"
                 and type(reply[1]) is list and all(type(n) is str for n in reply[1])
                 and (reply[2] is None or type(reply[2]) is str)):

@@ -4,10 +4,11 @@ and the worker side of rnngrade, so a worker costs a fork instead of a 2-second 
 One zygote per grader process, started lazily by ``shared_client()`` as a fresh interpreter (it
 never holds anything of the grader's: no reference, no hidden suite, no submission source) with a
 scrubbed environment. It keeps a *spare* ready: a process already in its own namespaces and
-private root (the slow part, ~40 ms), still privileged, waiting. ``spawn`` hands the spare the
-worker's descriptors (a socketpair to the grader, two pipes for stdout and stderr); the spare
-applies its limits, drops to an unprivileged uid of its own and says hello — about a millisecond —
-and the zygote prepares the next spare.
+private root and warmed up (the slow part, a few tens of milliseconds, done at a lower CPU
+priority so it yields to the grading at hand), still privileged, waiting. ``spawn`` hands the
+spare the worker's descriptors (a socketpair to the grader, two pipes for stdout and stderr);
+the spare applies its limits, drops to an unprivileged uid of its own and says hello — about a
+millisecond — and the zygote prepares the next spare.
 
 Process tree: zygote (child subreaper) → intermediate (enters the namespaces, forks, exits) →
 spare/worker (PID 1 of its PID namespace; reparented to the zygote). The zygote reaps a worker
@@ -17,15 +18,16 @@ grader may still signal it.
 Control messages are single SOCK_SEQPACKET packets encoded with ``codec`` (descriptors travel as
 SCM_RIGHTS):
 
-    grader -> zygote                                     zygote -> grader
-    ("spawn", seq, device, limits, isolate) + 3 fds      ("spawned", seq, pid) / ("failed", seq, why)
-    ("reap", seq, pid, timeout)                          ("reaped", seq, status | None, cpu seconds)
-    ("release", pid)                                     (no answer)
+    grader -> zygote                                  zygote -> grader
+    ("spawn", seq, device, limits, isolate) + 3 fds   ("spawned", seq, pid) | ("failed", seq, why)
+    ("reap", seq, pid, timeout)                       ("reaped", seq, status | None, cpu seconds)
+    ("release", pid)                                  (no answer)
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import json
 import os
@@ -48,6 +50,7 @@ from rnngrade.sandbox.codec import ProtocolError
 UID_BASE = 1 << 28
 START_TIMEOUT = 180.0
 SPARE_TIMEOUT = 60.0
+SPARE_NICE = 10
 ZYGOTE_ENV = isolation.KEPT_ENV | {"PATH"}
 # The zygote's configuration arrives over the socket, not on its command line (which its
 # workers, forked from it, can read in /proc/1/cmdline).
@@ -103,6 +106,7 @@ class _Zygote:
         self.released: set[int] = set()  # reaped in the background
         self.counter = 0
         self.want: tuple | None = None  # the key of the spare to keep ready
+        self.nice = os.getpriority(os.PRIO_PROCESS, 0)  # the grader's; spares start nicer
 
     # ---------------------------------------------------------------- main loop
     def run(self) -> None:
@@ -169,7 +173,15 @@ class _Zygote:
         device, isolate, disk_bytes = key
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         uid = self._next_uid()
-        pid = os.fork()
+        background = self.ctx.privileged  # only root may raise the priority back
+        if background:
+            _renice(SPARE_NICE)  # the fork's own cost, too, yields to grading
+        pid = -1
+        try:
+            pid = os.fork()
+        finally:
+            if pid != 0 and background:
+                _renice(self.nice)
         if pid == 0:  # the intermediate process
             try:
                 parent_end.detach()
@@ -194,7 +206,8 @@ class _Zygote:
             parent_end.close()
             return None
         finally:
-            _wait(pid, 5.0)
+            if not _wait(pid, 5.0):
+                self.released.add(pid)  # reaped in the background
         spare = _Spare(spare_pid, parent_end, key, uid, problems=problems)
         for message in early:
             self._spare_said(spare, message)
@@ -211,9 +224,11 @@ class _Zygote:
         pid = os.fork()
         if pid == 0:
             try:
-                _spare_main(child_end, self.ctx, device, isolate, disk_bytes, uid, problems)
-            except BaseException:  # noqa: BLE001 - report and go
-                traceback.print_exc()
+                _spare_main(child_end, self.ctx, device, isolate, disk_bytes, uid, problems,
+                            self.nice)
+            except BaseException:  # noqa: BLE001 - report (unbuffered) and go
+                with contextlib.suppress(OSError):
+                    os.write(2, traceback.format_exc().encode(errors="replace"))
             finally:
                 os._exit(1)
         send_packet(child_end, ("forked", pid, problems))
@@ -246,6 +261,8 @@ class _Zygote:
             if spare is None:
                 continue
             deadline = time.monotonic() + SPARE_TIMEOUT
+            if not spare.ready and self.ctx.privileged:  # wanted now: not in the background
+                _renice(self.nice, spare.pid)
             while not spare.ready and spare in self.spares:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -310,9 +327,10 @@ class _Zygote:
 
 
 def _spare_main(sock: socket.socket, ctx: isolation.Context, device: str, isolate: bool,
-                disk_bytes: int, uid: int, problems: list[str]) -> None:
-    """The spare: build the jail, report ready, wait to be assigned a submission's channel."""
-    from rnngrade.sandbox.worker import become_worker
+                disk_bytes: int, uid: int, problems: list[str], nice: int) -> None:
+    """The spare: build the jail, report ready, wait to be assigned a submission's channel.
+    It runs niced until then, so preparing the next worker yields to the grading at hand."""
+    from rnngrade.sandbox.worker import become_worker, warm_up
 
     os.umask(0o022)
     problems = list(problems)
@@ -321,6 +339,10 @@ def _spare_main(sock: socket.socket, ctx: isolation.Context, device: str, isolat
             problems += isolation.build_root(ctx, device, uid, uid, disk_bytes)
         except OSError as exc:
             problems.append(str(exc))
+    try:
+        warm_up()
+    except Exception:  # noqa: BLE001 - a warm-up is an optimisation, never a reason to fail
+        traceback.print_exc()
     send_packet(sock, ("ready", problems))
     try:
         message, fds = recv_packet(sock)
@@ -329,8 +351,17 @@ def _spare_main(sock: socket.socket, ctx: isolation.Context, device: str, isolat
     if not (type(message) is tuple and message and message[0] == "assign" and len(fds) == 3):
         os._exit(0)
     sock.close()
+    _renice(nice)  # prepared in the background; a submission's worker runs at full priority
     become_worker(fds[0], fds[1], fds[2], ctx, dict(message[1]), device, uid, isolate, problems)
     os._exit(0)
+
+
+def _renice(value: int, pid: int = 0) -> None:
+    """Set a process's nice value; lowering it back needs root, so without root it stays."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, value)
+    except OSError:
+        pass
 
 
 def _close_all_but(keep: set[int]) -> None:
@@ -357,15 +388,18 @@ def _kill(pid: int) -> None:
         pass
 
 
-def _wait(pid: int, timeout: float) -> None:
+def _wait(pid: int, timeout: float) -> bool:
+    """Reap a child within ``timeout``; whether it is gone."""
     deadline = time.monotonic() + timeout
     while True:
         try:
             done, _ = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
-            return
-        if done or time.monotonic() > deadline:
-            return
+            return True
+        if done:
+            return True
+        if time.monotonic() > deadline:
+            return False
         time.sleep(0.001)
 
 
@@ -551,4 +585,18 @@ def close_shared_client() -> None:
         client.close()
 
 
+def _forget_after_fork() -> None:
+    """A forked copy of the grader starts a zygote of its own when it needs one: it must neither
+    talk to this process's zygote nor hold its channel open."""
+    global _CLIENT, _CLIENT_LOCK
+    client, _CLIENT = _CLIENT, None
+    _CLIENT_LOCK = threading.Lock()
+    if client is not None:
+        try:
+            os.close(client.sock.detach())
+        except OSError:
+            pass
+
+
 atexit.register(close_shared_client)
+os.register_at_fork(after_in_child=_forget_after_fork)

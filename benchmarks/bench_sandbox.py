@@ -1,0 +1,108 @@
+"""What the sandbox costs.
+
+    python benchmarks/bench_sandbox.py            # default repetitions
+    python benchmarks/bench_sandbox.py --quick    # fewer repetitions
+
+Prints medians of:
+- the round trip of a call with a small array (``softmax`` of a 4×3 array), sandboxed and
+  in-process;
+- a worker's start: the zygote handing out a jailed spare until its hello (target ≤ 20 ms), and
+  until the submission is loaded;
+- the lab1 hidden suite on fixtures/submissions/lab1/reference through
+  ``rnngrade.grading.engine.grade``, sandboxed and in-process, and their ratio (target ≤ 1.25).
+The first, warm-up runs (starting the zygote, collecting the suite) are not counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import numpy as np
+
+from rnngrade.grading.engine import grade
+from rnngrade.paths import course_root
+from rnngrade.runner.inprocess import InProcessRunner
+from rnngrade.sandbox import SandboxRunner
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1e3
+
+
+def round_trips(runner, n: int) -> list[float]:
+    x = np.random.default_rng(0).standard_normal((4, 3))
+    for _ in range(20):
+        runner.call("softmax", (x,))
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        runner.call("softmax", (x,))
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def starts(source: str, n: int, pause: float) -> tuple[list[float], list[float]]:
+    hello, ready = [], []
+    for _ in range(n):
+        time.sleep(pause)  # let the zygote get its next spare ready, as between submissions
+        runner = SandboxRunner(source, "rnn.py")
+        runner.load_notes()  # waits for the load
+        hello.append(runner.startup["hello"])
+        ready.append(runner.startup["hello"] + runner.startup["load"])
+        runner.close()
+    return hello, ready
+
+
+def suite_times(path, n: int, inprocess: bool) -> list[float]:
+    grade(path, "lab1", inprocess=inprocess)  # warm-up: collection, zygote, memoised reference
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        result = grade(path, "lab1", inprocess=inprocess)
+        times.append(time.perf_counter() - start)
+        assert result.score == result.max_score, "the reference should get full marks"
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = parser.parse_args(argv)
+    calls, spawns, suites = (300, 10, 5) if args.quick else (2000, 30, 15)
+
+    root = course_root()
+    source = (root / "solutions" / "lab1" / "rnn.py").read_text()
+    reference = root / "fixtures" / "submissions" / "lab1" / "reference"
+    print(f"rnngrade sandbox benchmark: {os.cpu_count()} CPUs, "
+          f"load {os.getloadavg()[0]:.1f}")
+
+    started = time.perf_counter()
+    runner = SandboxRunner(source, "rnn.py")
+    print(f"first runner (starts the zygote): {time.perf_counter() - started:.2f} s; "
+          f"protections: {sum(runner.protections().values())}/{len(runner.protections())} "
+          "active")
+    sandboxed = round_trips(runner, calls)
+    runner.close()
+    local = round_trips(InProcessRunner.from_source(source, "rnn.py"), calls)
+    print(f"call round trip, 4x3 array softmax: {median_ms(sandboxed) * 1e3:.0f} µs sandboxed "
+          f"(p90 {np.percentile(sandboxed, 90) * 1e6:.0f} µs), {median_ms(local) * 1e3:.0f} µs "
+          "in-process (target ≤ 200 µs)")
+
+    hello, ready = starts(source, spawns, pause=0.15)
+    print(f"worker start: {median_ms(hello):.1f} ms to hello (target ≤ 20 ms), "
+          f"{median_ms(ready):.1f} ms with the lab1 reference loaded")
+
+    sandbox_suite = suite_times(reference, suites, inprocess=False)
+    inprocess_suite = suite_times(reference, suites, inprocess=True)
+    ratio = statistics.median(sandbox_suite) / statistics.median(inprocess_suite)
+    print(f"lab1 hidden suite on the reference: {median_ms(sandbox_suite):.0f} ms sandboxed, "
+          f"{median_ms(inprocess_suite):.0f} ms in-process, ratio {ratio:.2f} (target ≤ 1.25)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

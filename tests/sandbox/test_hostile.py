@@ -1,0 +1,184 @@
+"""Hostile submissions (fixtures/submissions/hostile/) graded through the sandbox.
+
+Each fixture is a lab1 rnn.py with an honest ``softmax`` and one attack. For every one: the worker
+must first report a private filesystem and a non-root uid (else the test is skipped: hostile code
+never runs unprotected); then ``softmax`` is called and is right, the attacked ``rnn_cell_forward``
+fails for the right reason (or its value is wrong or refused), ``softmax`` still works after, no
+canary file changed, no canary text appears in any output, nothing reached the test's port, and
+the grader's own comparison functions are untouched. The attacks only ever aim at the canary
+course root the test makes under its tmp_path (and at the port it listens on).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import torch
+
+from rnngrade.runner.base import (
+    CRASH,
+    EXCEPTION,
+    EXIT,
+    MEMORY,
+    OUTPUT_LIMIT,
+    PROTOCOL,
+    TIMEOUT,
+    StudentError,
+)
+from rnngrade.sandbox import Limits
+
+ORIGINALS = (np.allclose, np.array_equal, np.testing.assert_allclose, torch.allclose,
+             torch.equal, math.isclose, builtins.abs)
+
+
+@dataclass(frozen=True)
+class Attack:
+    kind: str | None  # the StudentError kind of the attacked call; None: it returns a value
+    words: str = ""  # in the error message
+    right: bool = False  # when it returns: whether the value is the right one
+
+
+ATTACKS = {
+    "infinite_loop": Attack(TIMEOUT, "rnn_cell_forward timed out after 1 s"),
+    "sleep_forever": Attack(TIMEOUT, "rnn_cell_forward timed out after 1 s"),
+    "memory_bomb": Attack(MEMORY, "rnn_cell_forward killed: memory limit 4 GiB"),
+    "fork_bomb": Attack(TIMEOUT, "rnn_cell_forward timed out after 1 s"),
+    "os_exit": Attack(EXIT, "ended the worker process (exit status 3"),
+    "sys_exit": Attack(EXIT, "SystemExit(0)"),
+    "raise_systemexit": Attack(EXIT, "SystemExit('grading is over')"),
+    "raise_keyboardinterrupt": Attack(EXCEPTION, "KeyboardInterrupt"),
+    "raise_baseexception": Attack(EXCEPTION, "Escape: not an Exception"),
+    "segfault": Attack(CRASH, "crashed: segmentation fault (SIGSEGV)"),
+    "recursion_bomb": Attack(CRASH, "crashed: segmentation fault (SIGSEGV)"),
+    "print_flood": Attack(None, right=True),
+    "big_file": Attack(OUTPUT_LIMIT, "file size limit (64 MiB per file)"),
+    "read_reference": Attack(EXCEPTION, "FileNotFoundError: no course repository in sight"),
+    "network_loopback": Attack(EXCEPTION, "OSError: [Errno 101] Network is unreachable"),
+    "network_external": Attack(EXCEPTION, "OSError: [Errno 101] Network is unreachable"),
+    "patch_comparisons": Attack(None),
+    "ndarray_subclass": Attack(PROTOCOL, "a AlwaysEqual (a numpy.ndarray subclass) is not plain"),
+    "gc_snoop": Attack(None),
+    "thread_left_running": Attack(None),
+    "signal_handlers": Attack(TIMEOUT, "rnn_cell_forward timed out after 1 s"),
+    "write_outside": Attack(EXCEPTION, "FileNotFoundError"),
+    "delete_files": Attack(EXCEPTION, "FileNotFoundError"),
+    "syspath_import": Attack(EXCEPTION, "No module named 'rnn_reference_copy'"),
+    "env_snoop": Attack(None),
+    "kill_everything": Attack(None),
+}
+
+
+class Listener:
+    """A TCP port on 127.0.0.1 that records every connection made to it."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.settimeout(0.1)
+        self.port = self.server.getsockname()[1]
+        self.connections: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.server.accept()
+            except (TimeoutError, OSError):
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    self.connections.append(conn.recv(1000) or b"<connected>")
+                except OSError:
+                    self.connections.append(b"<connected>")
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.server.close()
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    port = Listener()
+    yield port
+    port.close()
+
+
+def test_every_hostile_fixture_is_covered():
+    from rnngrade.paths import course_root
+
+    names = {p.stem for p in (course_root() / "fixtures/submissions/hostile").glob("*.py")}
+    assert names == set(ATTACKS) and len(names) >= 20
+
+
+def softmax_is_right(runner, rng) -> None:
+    x = rng.standard_normal((5, 7)) * 3
+    e = np.exp(x - x.max(axis=0))
+    assert np.allclose(runner.call("softmax", (x,)).value, e / e.sum(axis=0))
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_a_hostile_submission_is_contained(name, sandbox, canary, hostile_source, lab1_args,
+                                           listener):
+    attack = ATTACKS[name]
+    before = canary.snapshot()
+    # sandbox() skips unless the worker reports a private filesystem and a non-root uid
+    runner = sandbox(hostile_source(name, canary, listener.port),
+                     limits=Limits(call_seconds=1.0))
+    protections = runner.protections()
+    assert protections["private filesystem"] and protections["unprivileged uid"]
+    rng = np.random.default_rng(11)
+    outputs = list(runner.load_notes())
+    softmax_is_right(runner, rng)
+    args, (a_next, yt_pred) = lab1_args
+    try:
+        result = runner.call("rnn_cell_forward", args)
+    except StudentError as error:
+        assert (error.kind, attack.words in error.message) == (attack.kind, True), error.message
+        outputs += [error.message, error.stdout, error.stderr]
+    else:
+        assert attack.kind is None, f"expected {attack.kind}, got a value"
+        outputs += [result.stdout, result.stderr, repr(result.value)]
+        right = (np.allclose(result.value[0], a_next) and np.allclose(result.value[1], yt_pred))
+        assert right == attack.right
+        if name == "print_flood":
+            assert result.stdout.endswith("\n[... truncated]")
+            assert len(result.stdout) <= Limits().output_bytes + 20
+    softmax_is_right(runner, rng)
+    assert canary.snapshot() == before
+    assert listener.connections == []
+    for text in outputs:  # (the canary's path may show: the submission names it itself)
+        assert canary.token not in text
+    assert (np.allclose, np.array_equal, np.testing.assert_allclose, torch.allclose, torch.equal,
+            math.isclose, builtins.abs) == ORIGINALS
+
+
+@pytest.mark.parametrize("name, words", [
+    ("os_exit", "ended the worker process (exit status 3"),
+    ("segfault", "segmentation fault"),
+    ("ndarray_subclass", "is not plain data"),
+    ("read_reference", "FileNotFoundError"),
+])
+def test_grading_a_hostile_submission_end_to_end(sandbox_protected, name, words):
+    """engine.grade (sandboxed by default) completes; the attacked tests score 0 with the reason
+    and the honest softmax tests score in full."""
+    from rnngrade.grading.engine import grade
+    from rnngrade.paths import course_root
+
+    result = grade(course_root() / "fixtures/submissions/hostile" / f"{name}.py", "lab1")
+    assert result.status == "graded" and result.protections["private filesystem"]
+    tests = {t.name: t for t in result.tests}
+    for test in ("test_softmax_random", "test_softmax_extreme_logits", "test_softmax_dtype"):
+        assert tests[test].score == tests[test].max_score > 0
+    cell, sequence = tests["test_rnn_cell_forward_random"], tests["test_rnn_forward_random"]
+    assert cell.score == 0 and words in cell.message, cell.message
+    assert sequence.score == 0  # rnn_forward calls the attacked cell
