@@ -2,6 +2,7 @@
 
     python benchmarks/bench_batch.py                 # lab1 and lab3, in-process, 200 each
     python benchmarks/bench_batch.py --sandbox       # student code in the sandbox (+ hostile)
+    python benchmarks/bench_batch.py --sandbox --all-hostile   # also those that hang
     python benchmarks/bench_batch.py --memory 500    # peak memory over 500 lab1 submissions
 
 For each lab and worker count it prints submissions per second, overall (worker start-up
@@ -9,7 +10,12 @@ included) and in steady state (from the first result to the last), the grader's 
 submission split into the checks themselves (the test bodies: student, reference, comparisons,
 diagnosis) and the overhead around them (loading the submission, fixtures, pytest's protocol),
 the same for one ``pytest.main`` session per submission (the old path), and the peak resident
-memory of the coordinator and the workers.
+memory of the coordinator and the workers. It also prints the grader's CPU time per submission
+measured in this process (what bounds the throughput on an idle machine: CPUs / that time).
+
+In sandbox mode the hostile submissions that hang (an infinite loop, a sleep, a fork bomb,
+ignored signals) are left out unless --all-hostile: each of their calls runs to the sandbox's
+per-call time limit, so they measure that limit, not the batch.
 """
 
 from __future__ import annotations
@@ -96,11 +102,14 @@ def peak_rss() -> tuple[float, float]:
     return _status_mib(os.getpid(), "VmHWM"), max(workers, default=0.0)
 
 
-def bench(lab: str, n: int, jobs: int, inprocess: bool, hostile: bool, every: int = 25
-          ) -> dict:
+HANGING = frozenset({"infinite_loop", "sleep_forever", "signal_handlers", "fork_bomb"})
+
+
+def bench(lab: str, n: int, jobs: int, inprocess: bool, hostile: bool, every: int = 25,
+          skip: frozenset[str] = HANGING) -> dict:
     with tempfile.TemporaryDirectory(prefix="rnngrade-bench-") as tmp:
         folder, out = Path(tmp) / "class", Path(tmp) / "out"
-        make_class(folder, lab, n, hostile=hostile and not inprocess)
+        make_class(folder, lab, n, hostile=hostile and not inprocess, skip=skip)
         probe = Probe(every)
         cpu = time.process_time()
         report = run_batch([folder], BatchOptions(lab, out, jobs=jobs, inprocess=inprocess,
@@ -125,6 +134,21 @@ def bench(lab: str, n: int, jobs: int, inprocess: bool, hostile: bool, every: in
             "peak_worker": probe.peak_worker, "errors": report.errors}
 
 
+def grader_cpu(lab: str, inprocess: bool, n: int = 40) -> float:
+    """CPU seconds per submission of one long-lived grader in this process (memo warm)."""
+    from rnngrade.grading.engine import Grader
+
+    with tempfile.TemporaryDirectory(prefix="rnngrade-bench-") as tmp:
+        samples = make_class(Path(tmp), lab, n)
+        with Grader(lab, device="cpu", inprocess=inprocess) as grader:
+            for sample in samples:
+                grader.grade(sample.path)
+            started = time.process_time()
+            for sample in samples:
+                grader.grade(sample.path)
+            return (time.process_time() - started) / len(samples)
+
+
 def isolated_cost(lab: str, inprocess: bool, k: int = 4) -> float:
     """Seconds per submission with one pytest.main session each (the per-submission path)."""
     from rnngrade.grading.engine import grade_isolated
@@ -147,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sandbox", action="store_true",
                         help="grade in the sandbox (default: --inprocess) and add the hostile "
                              "submissions")
+    parser.add_argument("--all-hostile", action="store_true",
+                        help="with --sandbox, include the hostile submissions that hang")
     parser.add_argument("--memory", type=int, default=0, metavar="N",
                         help="also grade N lab1 submissions at -j 2 and report memory")
     args = parser.parse_args(argv)
@@ -161,8 +187,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{lab}: skipped (graders/suites/{lab}/rubric.yaml is missing)")
             continue
         old = isolated_cost(lab, inprocess)
+        skip = frozenset() if args.all_hostile else HANGING
+        if inprocess:
+            cpu = grader_cpu(lab, inprocess)
+            print(f"{lab}: grader CPU {1000 * cpu:.0f} ms per submission in one process, so "
+                  f"at most {os.cpu_count() / cpu:.1f} submissions/s on {os.cpu_count()} idle "
+                  "CPUs")
         for jobs in args.jobs:
-            r = bench(lab, args.n, jobs, inprocess, hostile=True)
+            r = bench(lab, args.n, jobs, inprocess, hostile=True, skip=skip)
             overhead = r["exec"] - r["checks"]
             print(f"{lab} -j {jobs}: {r['steady']:.1f} submissions/s steady, "
                   f"{r['overall']:.1f}/s overall ({r['n']} in {r['seconds']:.1f} s, "
@@ -173,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"coordinator {r['peak_coordinator']:.0f} MiB, worker "
                   f"{r['peak_worker']:.0f} MiB")
     if args.memory:
-        r = bench("lab1", args.memory, 2, inprocess, hostile=True, every=max(args.memory // 10, 1))
+        r = bench("lab1", args.memory, 2, inprocess, hostile=True,
+                  every=max(args.memory // 10, 1))
         print(f"memory over {args.memory} lab1 submissions at -j 2 ({r['steady']:.1f}/s): "
               f"peak coordinator {r['peak_coordinator']:.0f} MiB, peak worker "
               f"{r['peak_worker']:.0f} MiB")

@@ -72,3 +72,26 @@ def test_runner_calls_on_copies_and_reports_the_arguments_after_the_call():
     original = np.zeros(3)
     result = runner.call("f", (original,))
     assert original[0] == 0 and result.args_after[0][0] == 9 and result.value == 9
+
+
+def test_a_function_that_timed_out_is_not_run_again():
+    from rnngrade.runner.base import TIMEOUT, CallResult
+    from rnngrade.runner.proxy import ModuleProxy
+
+    class SlowRunner:
+        calls = 0
+
+        def call(self, function, args=(), kwargs=None, *, timeout=None):
+            SlowRunner.calls += 1
+            if function == "loop":
+                raise StudentError(TIMEOUT, "timed out after 10 s", function=function)
+            return CallResult(1)
+
+    proxy = ModuleProxy(SlowRunner())
+    for _ in range(3):
+        with pytest.raises(StudentError) as error:
+            proxy.loop()
+        assert error.value.kind == TIMEOUT and "timed out after 10 s" in error.value.message
+    assert "earlier case" in error.value.message
+    assert proxy.fine() == 1
+    assert SlowRunner.calls == 2  # one real timeout, then no more calls of `loop`

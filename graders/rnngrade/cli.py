@@ -241,10 +241,14 @@ def cmd_batch(args: argparse.Namespace) -> int:
     options = BatchOptions(args.lab, args.out, jobs=args.jobs, executor=args.executor,
                            scheduler=args.scheduler, regrade=args.regrade, device=args.device,
                            inprocess=args.inprocess, timeout=args.timeout or DEFAULT_TIMEOUT)
-    console = Console()
+    console = Console() if sys.stdout.isatty() else Console(width=120)
     progress = None if args.quiet else RichProgress(Console(stderr=True), f"grading {args.lab}")
     try:
         report = run_batch(args.submissions, options, progress)
+    except KeyboardInterrupt:
+        print(f"rnngrade batch: interrupted; what was graded is in {args.out}, and the same "
+              "command continues from there", file=sys.stderr)
+        return 130
     except UnknownLabError as exc:
         print(f"rnngrade: {exc}", file=sys.stderr)
         return EXIT_USAGE

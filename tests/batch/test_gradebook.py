@@ -143,7 +143,8 @@ def test_grades_csv_and_summary_come_from_current_results(tmp_path):
     run = book.start_run("lab1", "v1", "cpu", "inprocess", "local", 2, "here")
     record(book, run, "alice", "a1", result(0.5))
     record(book, run, "alice", "a2", result(2.0))
-    record(book, run, "bob", "b1", result(0.0, diagnosis=["feeds_a0: every step sees a0"]))
+    record(book, run, "bob", "b1", result(0.0, diagnosis=["loop_feeds_a0: every step sees a0",
+                                                          "a: your result is all zeros"]))
     record(book, run, "carol", "c1", result(0.0, kind="timeout"))
     record(book, run, "dave", "d1", result(0.0, status="load_error"), status=LOAD_ERROR)
     lines = grades_csv(book, "lab1").splitlines()
@@ -152,11 +153,13 @@ def test_grades_csv_and_summary_come_from_current_results(tmp_path):
     assert len(lines) == 5
     summary = summarise(book, "lab1")
     assert (summary.students, summary.graded, summary.full_marks) == (4, 3, 1)
-    assert [d.name for d in summary.diagnoses] == ["feeds_a0"]
+    assert [(d.kind, d.name) for d in summary.diagnoses] == [("mistake", "loop_feeds_a0"),
+                                                             ("pattern", "")]
+    assert summary.diagnoses[1].description == "your result is all zeros"
     assert [t["student"] for t in summary.timeouts] == ["carol"]
     assert [e["student"] for e in summary.errors] == ["dave"]
     page = render_summary(summary)
-    assert "<svg" in page and "feeds_a0" in page and "dave" in page
+    assert "<svg" in page and "loop_feeds_a0" in page and "dave" in page
     book.close()
 
 

@@ -115,6 +115,17 @@ FAILING = textwrap.dedent('''
         time.sleep(5)
 
 
+    def hang_up():
+        for name in os.listdir("/proc/self/fd"):
+            fd = int(name)
+            try:
+                if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                    os.close(fd)
+            except OSError:
+                pass
+        time.sleep(30)
+
+
     def forged():
         # a well-formed reply to a request that was never made
         from rnngrade.sandbox.codec import encode_bytes
@@ -219,6 +230,15 @@ def test_bytes_forged_on_the_channel_are_refused_and_the_worker_replaced(sandbox
     assert runner.call("ok", (1,)).value == 2 and runner.worker_pid != pid
 
 
+def test_a_worker_that_hangs_up_but_lives_on_is_killed(sandbox):
+    runner = sandbox(FAILING)
+    started = time.monotonic()
+    error = failure(runner, "hang_up")
+    assert error.kind == PROTOCOL and "closed its channel" in error.message
+    assert time.monotonic() - started < 5
+    assert runner.call("ok", (1,)).value == 2
+
+
 def test_handles_do_not_survive_a_restart(sandbox):
     runner = sandbox(FAILING)
     handle = runner.call("thing").value
@@ -263,3 +283,29 @@ def test_a_dead_zygote_is_replaced_and_running_workers_carry_on(sandbox):
     assert shared_client().process.pid != zygote.pid
     error = failure(runner, "segfault")  # the old zygote cannot say why: still a crash
     assert error.kind == CRASH
+
+
+def test_an_interrupted_grader_abandons_the_call_and_carries_on(sandbox):
+    import signal
+
+    runner = sandbox(FAILING)
+    pid = runner.worker_pid
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(KeyboardInterrupt):
+            runner.call("nap", (5,))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert runner.call("ok", (1,)).value == 2 and runner.worker_pid != pid
+
+
+def test_a_child_the_student_forks_never_answers_for_the_worker(sandbox):
+    runner = sandbox("import os\n\ndef fork_and_return(x):\n    os.fork()\n    return x\n")
+    for n in range(3):
+        assert runner.call("fork_and_return", (n,)).value == n

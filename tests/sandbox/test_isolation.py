@@ -150,3 +150,33 @@ def test_allow_unprotected_runs_trusted_code_and_reports_the_missing_measures(
         assert protections["network namespace"] is False
     finally:
         runner.close()
+
+
+def test_a_grader_path_counts_as_hidden_when_it_only_leads_to_a_bound_environment(tmp_path):
+    from rnngrade.sandbox.isolation import exposed
+
+    course = tmp_path / "course"
+    (course / ".venv" / "lib").mkdir(parents=True)
+    binds = [str(course / ".venv")]
+    assert not exposed(str(tmp_path / "nowhere"), binds)
+    assert not exposed(str(course), binds)  # only the way to the environment
+    (course / "solutions").mkdir()
+    assert exposed(str(course), binds)
+    (tmp_path / "file").write_text("x")
+    assert exposed(str(tmp_path / "file"), binds)
+
+
+def test_cuda_workers_get_their_own_jail_and_limits(sandbox):
+    """The jail for device="cuda" (device nodes, /sys, RLIMIT_DATA instead of RLIMIT_AS) builds
+    and protects even without a GPU; with one, tensors cross to the worker's CUDA device."""
+    import torch
+
+    runner = sandbox(PROBE + "\n\ndef twice(t):\n    return t * 2, str(t.device)\n",
+                     device="cuda")
+    facts = runner.call("facts").value
+    assert facts["uid"] != 0 and facts["pid"] == 1 and facts["as"] == resource.RLIM_INFINITY
+    assert runner.protections()["resource limits"]
+    if torch.cuda.is_available():
+        value, device = runner.call("twice", (torch.ones(3, device="cuda"),)).value
+        assert device.startswith("cuda") and value.device.type == "cuda"
+        assert torch.equal(value.cpu(), torch.full((3,), 2.0))

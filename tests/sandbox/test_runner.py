@@ -249,3 +249,11 @@ def test_protections_are_reported_and_close_is_final(sandbox):
     runner.close()
     with pytest.raises(RuntimeError, match="closed"):
         runner.call("bump", (np.zeros(1), {}))
+
+
+def test_an_argument_that_cannot_cross_is_the_grader_s_error_not_the_student_s(sandbox):
+    runner = sandbox(STUDENT)
+    pid = runner.worker_pid
+    with pytest.raises(TypeError, match="cannot be sent to the sandbox"):
+        runner.call("same_object", (object(), 1))
+    assert runner.call("same_object", (1, 1)).value is True and runner.worker_pid == pid

@@ -29,7 +29,7 @@ from rnngrade.gradebook.executors import (
     default_workers,
     grader_version,
 )
-from rnngrade.gradebook.export import write_exports
+from rnngrade.gradebook.export import mutant_names, write_exports
 from rnngrade.gradebook.store import (
     ERROR,
     FILENAME,
@@ -97,10 +97,19 @@ class BatchReport:
     workers: int = 0
     executor: str = "local"
     status: str = "running"
+    first_result: float = 0.0  # perf_counter() of the first and last outcome
+    last_result: float = 0.0
 
     @property
     def rate(self) -> float:
+        """Submissions per second, start-up included."""
         return self.graded / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def steady_rate(self) -> float:
+        """Submissions per second once the workers were up (first result to last)."""
+        span = self.last_result - self.first_result
+        return (self.graded - 1) / span if self.graded > 2 and span > 0 else 0.0
 
 
 class ProgressHook:
@@ -138,13 +147,15 @@ def unchanged(current: Current | None, sha256: str, version: str, device: str,
             and current.isolation == isolation and current.status != ERROR)
 
 
-def note(result: GradeResult) -> str:
-    """A short line about a result for the final table."""
+def note(result: GradeResult, mistakes: set[str]) -> str:
+    """A short line about a result for the final table: why it was not graded, or the known
+    mistakes diagnosed in it, or how many tests lost points."""
     if result.error:
         return result.error.splitlines()[0][:160]
-    diagnoses = [d.split(":", 1)[0] for t in result.tests for d in t.diagnosis]
-    if diagnoses:
-        return "diagnosed: " + ", ".join(dict.fromkeys(diagnoses))
+    diagnoses = [d.split(": ", 1)[0] for t in result.tests for d in t.diagnosis]
+    known = [d for d in diagnoses if d in mistakes]
+    if known:
+        return "diagnosed: " + ", ".join(dict.fromkeys(known))
     failing = [t for t in result.tests if t.outcome not in ("passed", "skipped")]
     return f"{len(failing)} test(s) lost points" if failing else ""
 
@@ -187,6 +198,7 @@ def run_batch(sources: list[Path], options: BatchOptions,
     except EntryError as exc:
         raise BatchError(str(exc)) from exc
     isolation = "inprocess" if options.inprocess else "sandbox"
+    mistakes = mutant_names(lab.name)
     version = grader_version(lab.name)
     spec = GradingSpec(lab.name, device, options.inprocess)
 
@@ -216,7 +228,7 @@ def run_batch(sources: list[Path], options: BatchOptions,
                 write_reports(result, folder)  # killed between commit and reports: redo them
             report.skipped += 1
             report.rows.append(Row(entry.student, known.status, result.score, result.max_score,
-                                   result.execution_time, note(result), skipped=True))
+                                   result.execution_time, note(result, mistakes), skipped=True))
         readable = sum(1 for _, error in todo if not error)
         report.workers = max(1, min(options.jobs or default_workers(), readable or 1))
         executor: LocalPool | DaskExecutor
@@ -237,7 +249,9 @@ def run_batch(sources: list[Path], options: BatchOptions,
             report.errors += item.status != GRADED
             report.rows.append(Row(entry.student, item.status, item.result.score,
                                    item.result.max_score, item.result.execution_time,
-                                   note(item.result)))
+                                   note(item.result, mistakes)))
+            report.last_result = time.perf_counter()
+            report.first_result = report.first_result or report.last_result
             progress.advance(entry.student, item.status)
         if isinstance(executor, DaskExecutor):
             report.workers = executor.workers

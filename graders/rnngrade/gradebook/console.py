@@ -84,7 +84,10 @@ def print_report(console: Console, report: BatchReport, max_rows: int = 40) -> N
     if len(report.rows) > max_rows:
         console.print(f"[dim]… the {max_rows} lowest of {len(report.rows)} shown; every student "
                       "is in grades.csv[/dim]")
-    rate = f" ({report.rate:.1f} submissions/s)" if report.graded else ""
+    rate = ""
+    if report.graded:
+        rate = f" ({report.rate:.1f} submissions/s"
+        rate += f", {report.steady_rate:.1f}/s once started)" if report.steady_rate else ")"
     console.print(f"graded {report.graded}, kept {report.skipped}, not graded {report.errors} "
                   f"in {report.seconds:.1f} s with {report.workers} {report.executor} "
                   f"worker(s){rate}")

@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rnngrade.diagnosis.mutants import load_mutant_table
 from rnngrade.gradebook.store import ERROR, GRADED, LOAD_ERROR, TIMEOUT, Gradebook
 from rnngrade.labs import get_lab
 from rnngrade.results.render import render
@@ -89,6 +90,7 @@ class TestStat:
 
 @dataclass
 class DiagnosisStat:
+    kind: str  # "mistake": a known mistake (a mutant) | "pattern": how a result is wrong
     name: str
     description: str
     students: int
@@ -160,9 +162,25 @@ def _topic(title: str) -> str:
     return re.split(r":|\(| against ", title, maxsplit=1)[0].strip() or title
 
 
+def mutant_names(lab_name: str) -> set[str]:
+    """The names of the lab's known mistakes (its mutants)."""
+    path = get_lab(lab_name).suite_dir() / "mutants.py"
+    return {m.name for m in load_mutant_table(path)} if path.exists() else set()
+
+
+def split_diagnosis(diagnosis: str, mistakes: set[str]) -> tuple[str, str, str]:
+    """(kind, name, description) of a diagnosis line: ``mutant: description`` names a known
+    mistake; anything else (``leaf: your result is all zeros``) is a pattern of wrongness."""
+    prefix, _, rest = diagnosis.partition(": ")
+    if prefix in mistakes:
+        return "mistake", prefix, rest
+    return "pattern", "", rest or diagnosis
+
+
 def summarise(book: Gradebook, lab_name: str, slowest: int = 8) -> Summary:
     """Everything summary.html shows, from the current results of ``lab_name``."""
     lab = get_lab(lab_name)
+    mistakes = mutant_names(lab_name)
     rows = book.current_rows(lab_name)
     graded = [r for r in rows if r["status"] == GRADED]
     percents = [r["percent"] for r in graded]
@@ -185,10 +203,10 @@ def summarise(book: Gradebook, lab_name: str, slowest: int = 8) -> Summary:
                         "score": r["score"], "max_score": r["max_score"], "worker": r["worker"]}
                        for r in sorted(graded, key=lambda r: -r["execution_time"])[:slowest]]
     tests: dict[str, TestStat] = {}
-    diagnosed: dict[str, set[str]] = defaultdict(set)
-    diagnosis_tests: dict[str, Counter] = defaultdict(Counter)
-    hints: dict[str, str] = {}
-    timeouts: dict[str, list[str]] = defaultdict(list)
+    diagnosed: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    diagnosis_tests: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+    hints: dict[tuple[str, str, str], str] = {}
+    timeouts: dict[str, Counter] = defaultdict(Counter)
     for t in book.test_rows(lab_name):
         if t["result_status"] != GRADED:
             continue
@@ -206,19 +224,24 @@ def summarise(book: Gradebook, lab_name: str, slowest: int = 8) -> Summary:
         else:
             stat.failed += 1
         for diagnosis in json.loads(t["diagnosis"]):
-            diagnosed[diagnosis].add(t["student_id"])
-            diagnosis_tests[diagnosis][_topic(t["title"])] += 1
-            if t["hint"]:
-                hints.setdefault(diagnosis, t["hint"])
+            key = split_diagnosis(diagnosis, mistakes)
+            diagnosed[key].add(t["student_id"])
+            diagnosis_tests[key][_topic(t["title"])] += 1
+            if t["hint"] and key[0] == "mistake":
+                hints.setdefault(key, t["hint"])
         if "timeout" in json.loads(t["failure_kinds"]):
-            timeouts[t["student_id"]].append(t["title"])
+            timeouts[t["student_id"]][_topic(t["title"])] += 1
     summary.tests = list(tests.values())
+    stats = [DiagnosisStat(*key, len(students),
+                           [name for name, _ in diagnosis_tests[key].most_common(3)],
+                           hints.get(key, "")) for key, students in diagnosed.items()]
     summary.diagnoses = sorted(
-        (DiagnosisStat(d.split(": ", 1)[0], d.split(": ", 1)[-1], len(students),
-                       [name for name, _ in diagnosis_tests[d].most_common(3)], hints.get(d, ""))
-         for d, students in diagnosed.items()),
-        key=lambda d: (-d.students, d.name))[:12]
-    summary.timeouts = [{"student": s, "tests": names} for s, names in sorted(timeouts.items())]
+        [d for d in stats if d.kind == "mistake"], key=lambda d: (-d.students, d.name))[:10]
+    summary.diagnoses += sorted([d for d in stats if d.kind == "pattern"],
+                                key=lambda d: (-d.students, d.description))[:5]
+    summary.timeouts = [{"student": s, "tests": [f"{topic} ({n} test{'s' * (n > 1)})"
+                                                 for topic, n in topics.items()]}
+                        for s, topics in sorted(timeouts.items())]
     summary.timeouts += [{"student": e["student"], "tests": []}
                          for e in summary.errors if e["status"] == STATUS_TEXT[TIMEOUT]]
     runs = book.runs()

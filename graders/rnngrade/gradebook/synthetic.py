@@ -39,8 +39,9 @@ def hostile_sources() -> dict[str, str]:
     return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
 
 
-def sources(lab: Lab, hostile: bool = False) -> list[tuple[str, str]]:
-    """(kind, module source) for one rotation of the class."""
+def sources(lab: Lab, hostile: bool = False, skip: frozenset[str] = frozenset()
+            ) -> list[tuple[str, str]]:
+    """(kind, module source) for one rotation of the class (``skip``: hostile ones left out)."""
     reference = strip_markers(lab.solution_path().read_text(encoding="utf-8"))
     raw_reference = lab.solution_path().read_text(encoding="utf-8")
     out = [("correct", reference), ("correct", reference)]
@@ -50,7 +51,8 @@ def sources(lab: Lab, hostile: bool = False) -> list[tuple[str, str]]:
                 for m in load_mutant_table(mutants_file)]
     out.append(("stub", lab.stub_path().read_text(encoding="utf-8")))
     if hostile and lab.name == "lab1":
-        out += [(f"hostile:{name}", text) for name, text in hostile_sources().items()]
+        out += [(f"hostile:{name}", text) for name, text in hostile_sources().items()
+                if name not in skip]
     return out
 
 
@@ -102,11 +104,12 @@ def write_bad(folder: Path, student: str, what: str) -> Path:
 
 
 def make_class(folder: Path, lab_name: str, n: int, *, hostile: bool = False,
-               bad: bool = False, forms: tuple[str, ...] = FORMS) -> list[Sample]:
+               bad: bool = False, forms: tuple[str, ...] = FORMS,
+               skip: frozenset[str] = frozenset()) -> list[Sample]:
     """Write ``n`` entries ``s0000``… into ``folder`` (created); return what each one is."""
     lab = get_lab(lab_name)
     folder.mkdir(parents=True, exist_ok=True)
-    rotation = sources(lab, hostile)
+    rotation = sources(lab, hostile, skip)
     bad_kinds = ("empty", "corrupt_zip", "text") if bad else ()
     samples = []
     for i in range(n):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rnngrade.runner.base import CallResult, StudentRunner
+from rnngrade.runner.base import TIMEOUT, CallResult, StudentError, StudentRunner
 
 
 @dataclass
@@ -22,18 +22,24 @@ class CallRecord:
 
 @dataclass(eq=False)
 class ModuleProxy:
-    """Calls into a runner by attribute; keeps a log of the calls for argument checks."""
+    """Calls into a runner by attribute; keeps a log of the calls for argument checks.
+
+    A function that timed out once is not run again for the same submission: its later calls
+    fail at once with the first timeout's reason, so one endless loop costs one time limit, not
+    one per test case.
+    """
 
     runner: StudentRunner
     label: str = "student"
     calls: list[CallRecord] = field(default_factory=list)
+    timed_out: dict[str, str] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            result = self.runner.call(name, args, kwargs)
+            result = self._guarded(name, lambda: self.runner.call(name, args, kwargs))
             self.calls.append(CallRecord(name, args, kwargs, result))
             return result.value
 
@@ -42,9 +48,21 @@ class ModuleProxy:
 
     def helper(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Run grader helper ``name`` beside this module (see rnngrade.worker_helpers)."""
-        result = self.runner.call_helper(name, args, kwargs)
+        key = f"{name}:{args[0]}" if args and isinstance(args[0], str) else name
+        result = self._guarded(key, lambda: self.runner.call_helper(name, args, kwargs))
         self.calls.append(CallRecord(f"helper:{name}", args, kwargs, result))
         return result.value
+
+    def _guarded(self, key: str, run: Any) -> CallResult:
+        if key in self.timed_out:
+            raise StudentError(TIMEOUT, f"{self.timed_out[key]} in an earlier case; not run "
+                               "again", function=key.split(":")[-1])
+        try:
+            return run()
+        except StudentError as exc:
+            if exc.kind == TIMEOUT:
+                self.timed_out[key] = exc.message
+            raise
 
     def has(self, function: str) -> bool:
         return self.runner.has_function(function)

@@ -7,11 +7,12 @@ torch tensors (raw buffer, dtype, shape, device, ``requires_grad``; a CUDA tenso
 host memory and is restored on the receiving side's device), ``torch.Size`` (as a tuple) and the
 ``Handle``, ``FunctionRef`` and ``ArgRef`` tokens.
 
-Types are checked exactly (``type(x) is list``), never with ``isinstance``: a subclass can carry
-behaviour (an array whose ``==`` is always true), so subclasses of these types, arrays of object or
-structured dtype and tensor subclasses are refused with a ``ProtocolError`` that says why. On the
-worker side any *other* object (one that does not pose as data: a cache object, an ``nn.Module``)
-is kept in a ``HandleTable`` and crosses as a ``Handle``; on the grader side it is an error.
+A value is accepted only when its type is exactly one of these (``type(x) is list``): a subclass
+can carry behaviour (an array whose ``==`` is always true), so subclasses of these types, arrays of
+object or structured dtype and tensor subclasses are refused with a ``ProtocolError`` saying why.
+On the worker side any *other* object (one that does not pose as data: a cache object, an
+``nn.Module``) is kept in a ``HandleTable`` and crosses as a ``Handle``; on the grader side it is
+an error.
 
 Limits: at most ``MAX_BYTES`` per message, ``MAX_DEPTH`` levels of nesting, ``MAX_ITEMS`` values.
 The decoder trusts nothing: every length, count, tag, dtype and shape is checked against the
@@ -189,6 +190,8 @@ class _Encoder:
         self.head += _C128.pack(x.real, x.imag)
 
     def _str(self, x: str, depth: int) -> None:
+        if len(x) > 4096:
+            self._check_size(len(x))
         self.head += T_STR
         self._text(x)
 

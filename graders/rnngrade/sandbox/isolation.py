@@ -192,9 +192,6 @@ def build_root(ctx: Context, device: str, uid: int, gid: int, disk_bytes: int) -
             os.symlink(os.readlink(host), root + host)
         elif os.path.isdir(host):
             _bind(host, root + host, read_only=True)
-    for path in ctx.binds:
-        if not os.path.exists(root + path):
-            _bind(path, root + path, read_only=True)
     os.makedirs(root + "/etc", exist_ok=True)
     for path in _ETC_FILES:
         if os.path.isfile(path):
@@ -204,18 +201,6 @@ def build_root(ctx: Context, device: str, uid: int, gid: int, disk_bytes: int) -
     _write(root + "/etc/hosts", "127.0.0.1 localhost\n")
     _write(root + JAIL_MARKER, "")
     _make_dev(root, device, disk_bytes)
-    if device.startswith("cuda"):
-        _bind("/sys", root + "/sys", read_only=True)
-        for path in ctx.cuda_binds:
-            if not os.path.exists(root + path):
-                _bind(path, root + path, read_only=True)
-    else:
-        for path in ("/sys/devices/system/cpu", "/sys/devices/system/node"):
-            if os.path.isdir(path):
-                try:
-                    _bind(path, root + path, read_only=True)
-                except OSError as exc:
-                    problems.append(str(exc))
     os.makedirs(root + "/proc")
     try:
         _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
@@ -228,6 +213,21 @@ def build_root(ctx: Context, device: str, uid: int, gid: int, disk_bytes: int) -
     _mount("tmpfs", root + WORKDIR, "tmpfs", MS_NOSUID | MS_NODEV,
            f"size={disk_bytes},mode=0700")
     os.chown(root + WORKDIR, uid, gid)
+    # after /tmp: a Python environment may live under it (a checkout in /tmp with a .venv)
+    extra = list(ctx.binds)
+    if device.startswith("cuda"):
+        _bind("/sys", root + "/sys", read_only=True)
+        extra += ctx.cuda_binds
+    else:
+        for path in ("/sys/devices/system/cpu", "/sys/devices/system/node"):
+            if os.path.isdir(path):
+                try:
+                    _bind(path, root + path, read_only=True)
+                except OSError as exc:
+                    problems.append(str(exc))
+    for path in extra:
+        if not os.path.exists(root + path):
+            _bind(path, root + path, read_only=True)
     old = root + "/.old-root"
     os.makedirs(old)
     machine = platform.machine()
@@ -300,15 +300,16 @@ def _make_dev(root: str, device: str, disk_bytes: int) -> None:
 
 # ---------------------------------------------------------------------------- privileges
 
-def apply_limits(limits: dict, device: str) -> None:
-    """setrlimit: soft = hard, so the student cannot raise them again."""
+def apply_limits(limits: dict, device: str, own_uid: bool) -> None:
+    """setrlimit: soft = hard, so the student cannot raise them again. RLIMIT_NPROC counts
+    every process of the uid: it only applies to a worker with a uid of its own (as root)."""
     memory = resource.RLIMIT_DATA if device.startswith("cuda") else resource.RLIMIT_AS
-    for which, value in ((resource.RLIMIT_CORE, 0),
-                         (resource.RLIMIT_CPU, limits["cpu_seconds"]),
-                         (memory, limits["memory_bytes"]),
-                         (resource.RLIMIT_FSIZE, limits["file_bytes"]),
-                         (resource.RLIMIT_NOFILE, limits["open_files"]),
-                         (resource.RLIMIT_NPROC, limits["processes"])):
+    settings = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_CPU, limits["cpu_seconds"]),
+                (memory, limits["memory_bytes"]), (resource.RLIMIT_FSIZE, limits["file_bytes"]),
+                (resource.RLIMIT_NOFILE, limits["open_files"])]
+    if own_uid:
+        settings.append((resource.RLIMIT_NPROC, limits["processes"]))
+    for which, value in settings:
         resource.setrlimit(which, (value, value))
 
 
@@ -380,7 +381,7 @@ def verify(ctx: Context, limits: dict, device: str) -> tuple[dict[str, bool], di
     def other(name: str) -> bool:
         return bool(ids[name]) and ids[name] != ctx.namespaces.get(name)
 
-    visible = [p for p in ctx.hidden if os.path.lexists(p)]
+    visible = [p for p in ctx.hidden if exposed(p, ctx.binds)]
     if visible:
         details["visible grader paths"] = ", ".join(visible)
     private_fs = other("mnt") and os.path.exists(JAIL_MARKER) and not visible
@@ -417,6 +418,22 @@ def verify(ctx: Context, limits: dict, device: str) -> tuple[dict[str, bool], di
         "output captured": all(_is_fifo(fd) for fd in (1, 2)),
     }
     return protections, details
+
+
+def exposed(path: str, binds: list[str]) -> bool:
+    """Whether ``path`` shows anything in the jail beyond the directories leading to a bind
+    (a virtual environment inside the course repository is bound at its own path, so the
+    repository's directory exists, holding that environment and nothing else)."""
+    if not os.path.lexists(path):
+        return False
+    if os.path.islink(path) or not os.path.isdir(path):
+        return True
+    allowed = {b[len(path):].strip("/").split("/")[0] for b in binds
+               if _within(b, path) and b != path}
+    try:
+        return not set(os.listdir(path)) <= allowed
+    except OSError:
+        return True
 
 
 def _is_fifo(fd: int) -> bool:

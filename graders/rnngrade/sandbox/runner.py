@@ -38,6 +38,7 @@ from rnngrade.sandbox.zygote import SandboxUnavailable, ZygoteClient, shared_cli
 
 REQUIRED = ("private filesystem", "unprivileged uid")
 HELLO_SECONDS = 60.0
+SPIN_SECONDS = float(os.environ.get("RNNGRADE_SPIN_US", "150")) * 1e-6
 KINDS = frozenset({"exception", "not_implemented", "missing_function", "load_error", "timeout",
                    "memory", "crash", "exit", "protocol", "output_limit"})
 TRUNCATED = "\n[... truncated]"
@@ -99,11 +100,7 @@ class _Worker:
         self.fds = [out_fd, err_fd]
         self.killed = False
 
-    def send(self, message: Any, deadline: float) -> None:
-        try:
-            parts = encode(message)
-        except ProtocolError as exc:
-            raise TypeError(f"an argument cannot be sent to the sandbox: {exc}") from None
+    def send(self, parts: list, deadline: float) -> None:
         try:
             send_frame(self.sock, parts, deadline)
         except (ChannelClosed, OSError) as exc:
@@ -111,8 +108,22 @@ class _Worker:
                 raise
             raise _Died() from None
 
-    def receive(self, deadline: float) -> Any:
-        """The next message; raises ChannelTimeout, _Died or ProtocolError."""
+    def receive(self, deadline: float, spin: float = 0.0) -> Any:
+        """The next message; raises ChannelTimeout, _Died or ProtocolError. ``spin``: seconds
+        to poll without sleeping first (a quick reply then costs no wake-up of this CPU)."""
+        if spin:
+            until = time.perf_counter() + spin
+            while True:
+                try:
+                    payload = self.reader.read_some()
+                except ChannelClosed:
+                    self.drain()
+                    raise _Died() from None
+                if payload is not None:
+                    self.drain()
+                    return decode(payload)
+                if time.perf_counter() > until:
+                    break
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -307,10 +318,11 @@ class SandboxRunner:
         worker.drain()
         worker.out.take()
         worker.err.take()
+        parts = _encode_request(message)
         deadline = time.monotonic() + limit
         try:
-            worker.send(message, deadline)
-            reply = worker.receive(deadline)
+            worker.send(parts, deadline)
+            reply = worker.receive(deadline, SPIN_SECONDS)
         except ChannelTimeout:
             worker.kill()
             self._failed(worker, name, timed_out=limit)
@@ -346,11 +358,15 @@ class SandboxRunner:
 
     def _cause(self, worker: _Worker, name: str, timed_out: float | None = None,
                protocol: str | None = None) -> tuple[str, str]:
+        was_killed = worker.killed
         status, cpu = self._reap(worker)
         if timed_out is not None:
             return TIMEOUT, f"{name} timed out after {describe_seconds(timed_out)}"
         if protocol is not None:
             return PROTOCOL, f"{name}: the worker sent data that cannot be graded ({protocol})"
+        if worker.killed and not was_killed:  # its channel closed, yet it did not end
+            return PROTOCOL, (f"{name}: the worker closed its channel to the grader and stopped "
+                              "answering")
         if status is None:
             return CRASH, f"{name}: the worker process ended (cause unknown)"
         if os.WIFSIGNALED(status):
@@ -436,7 +452,8 @@ class SandboxRunner:
         # Only now, protections checked, does the submission's source leave the grader.
         deadline = time.monotonic() + self.limits.call_seconds
         try:
-            worker.send(("load", self.source, self.filename, self._generation << 32), deadline)
+            worker.send(_encode_request(("load", self.source, self.filename,
+                                         self._generation << 32)), deadline)
         except (ChannelTimeout, _Died):
             pass  # the reply (or its absence) tells
         except BaseException:
@@ -483,6 +500,13 @@ class SandboxRunner:
             self._notes = list(reply[1])
         if reply[2] is not None:
             self._fatal = reply[2]
+
+
+def _encode_request(message: tuple) -> list:
+    try:
+        return encode(message)
+    except ProtocolError as exc:  # the grader's own arguments: a bug of the suite
+        raise TypeError(f"an argument cannot be sent to the sandbox: {exc}") from None
 
 
 def _valid_reply(reply: Any, seq: int, expected: str | None) -> bool:

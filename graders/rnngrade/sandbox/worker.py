@@ -21,6 +21,7 @@ import re
 import socket
 import sys
 import tempfile
+import time
 import types
 from typing import Any
 
@@ -47,6 +48,7 @@ from rnngrade.submission.module_builder import build_module
 from rnngrade.worker_helpers import HELPERS
 
 MESSAGE_LIMIT = 4000
+SPIN_SECONDS = 100e-6
 _FILENAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}\.py$")
 
 
@@ -78,17 +80,20 @@ def become_worker(chan_fd: int, out_fd: int, err_fd: int, ctx: isolation.Context
     sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's own descriptors
     sys.stdout = sys.__stdout__ = _text_stream(1)
     sys.stderr = sys.__stderr__ = _text_stream(2)
-    isolation.apply_limits(limits, device)
+    if isolate and os.path.isfile(isolation.JAIL_MARKER):
+        workdir = isolation.WORKDIR
+    else:  # no jail (it will refuse, or it runs trusted code): in the zygote's scratch dir
+        workdir = tempfile.mkdtemp(prefix="work-", dir=ctx.scratch or None)
+        if isolate and ctx.privileged:
+            os.chown(workdir, uid, uid)
+    isolation.apply_limits(limits, device, own_uid=isolate and ctx.privileged)
     if isolate:
         try:
             problems += isolation.drop_privileges(uid, uid, ctx.privileged)
         except OSError as exc:
             problems.append(f"dropping privileges: {exc}")
     isolation.scrub_environment()
-    if isolate and os.path.isfile(isolation.JAIL_MARKER):
-        workdir = isolation.WORKDIR
-    else:  # no jail (trusted code only): a directory inside the zygote's scratch directory
-        workdir = tempfile.mkdtemp(prefix="work-", dir=ctx.scratch or None)
+    if workdir != isolation.WORKDIR:
         os.environ["HOME"] = workdir
     os.chdir(workdir)
     sys.path[:] = [p for p in sys.path if p and os.path.isdir(p)]
@@ -169,6 +174,7 @@ def _send(state: _State, message: Any) -> None:
 def serve(state: _State) -> None:
     """Answer requests until the grader closes the channel or asks us to exit."""
     while True:
+        _await_request(state.sock)
         try:
             payload = recv_frame(state.sock)
         except (ChannelClosed, OSError, ProtocolError):
@@ -196,6 +202,21 @@ def serve(state: _State) -> None:
         else:
             _flush()
             os._exit(0)
+
+
+def _await_request(sock: socket.socket) -> None:
+    """Poll briefly before sleeping: a request that follows at once (the grader's next call)
+    then costs no wake-up of an idle CPU, which is slow on virtual machines."""
+    until = time.perf_counter() + SPIN_SECONDS
+    while time.perf_counter() < until:
+        try:
+            if sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT):
+                return
+        except BlockingIOError:
+            continue
+        except OSError:
+            return
+        return  # end of stream: the blocking read says so
 
 
 def _load(state: _State, source: str, filename: str, handle_base: int) -> None:
@@ -273,6 +294,8 @@ def _call(state: _State, seq: int, name: str, args: tuple, kwargs: dict,
     except BaseException as exc:  # noqa: BLE001 - whatever the student raised
         kind, message = _classify(exc, module, name)
     else:
+        if os.getpid() != state.pid:
+            os._exit(0)  # a child the student forked returned here: it never answers
         _flush()
         _reply_value(state, seq, name, value, args, kwargs)
         return
@@ -322,14 +345,6 @@ def _classify(exc: BaseException, module: types.ModuleType, name: str) -> tuple[
         return kind, _short(message)
     except BaseException:  # noqa: BLE001 - a student exception whose str() fails
         return EXCEPTION, _describe(exc, module)
-
-
-def _failure(exc: BaseException, module: types.ModuleType, name: str) -> tuple[str, str]:
-    try:
-        kind, message = student_failure(exc, module, name)
-        return kind, _short(message)
-    except BaseException:  # noqa: BLE001 - a student exception that breaks the description
-        return EXCEPTION, f"{type(exc).__name__} (its message could not be shown)"
 
 
 def _describe(exc: BaseException, module: types.ModuleType) -> str:

@@ -418,7 +418,7 @@ def main(control_fd: int, hidden: list[str]) -> None:
         send_packet(ctl, ("broken", f"{type(exc).__name__}: {exc}"))
         raise
     send_packet(ctl, ("ready", {"pid": os.getpid(), "privileged": ctx.privileged,
-                                "binds": ctx.binds}))
+                                "binds": ctx.binds, "dirs": [staging, scratch]}))
     zygote = _Zygote(ctl, ctx)
     try:
         zygote.run()
@@ -558,6 +558,10 @@ class ZygoteClient:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        for path in self.info.get("dirs", []):  # left behind when the zygote was killed
+            if type(path) is str and os.path.basename(path).startswith("rnngrade-"):
+                with contextlib.suppress(OSError):
+                    os.rmdir(path)  # only ever an empty directory
 
 
 _CLIENT: ZygoteClient | None = None
