@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: setup
-	$(BIN)/rnngrade batch fixtures/submissions/lab1 --lab lab1 --out $(OUT)/lab1
+	$(BIN)/rnngrade batch fixtures/submissions/lab1 fixtures/submissions/hostile --lab lab1 --out $(OUT)/lab1
 
 test: setup
 	$(BIN)/python -m pytest -m "not slow" -q
