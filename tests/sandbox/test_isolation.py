@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import resource
 import socket
+import sys
 import textwrap
 
 import pytest
@@ -67,10 +68,18 @@ PROBE = textwrap.dedent('''
 def test_the_worker_sees_a_private_root_without_the_grader_s_paths(sandbox, canary, tmp_path):
     runner = sandbox(PROBE)
     root = str(course_root())
+    course = [os.path.join(root, part) for part in ("solutions", "graders", "fixtures",
+                                                     "assignments", "templates", "tests")]
     paths = [root, str(canary.root), str(tmp_path), os.getcwd(), str(canary.root / "solutions"),
-             "/work", "/root/.ssh", "/etc/shadow", "/etc/passwd", "/usr/bin", "/proc/self"]
+             "/work", "/root/.ssh", "/etc/shadow", "/etc/passwd", "/usr/bin", "/proc/self",
+             *course]
     seen = runner.call("look", (paths,)).value
-    assert not seen[root] and not seen[str(canary.root)] and not seen[str(tmp_path)]
+    # A virtual environment inside the checkout (`make setup` puts .venv there) is bound read-only,
+    # so the checkout's own path may exist in the jail, but never anything of the course in it.
+    environment_inside = os.path.realpath(sys.prefix).startswith(os.path.realpath(root) + os.sep)
+    assert not any(seen[path] for path in course)
+    assert environment_inside or not seen[root]
+    assert not seen[str(canary.root)] and not seen[str(tmp_path)]
     assert not seen["/etc/shadow"] and not seen["/root/.ssh"]
     assert seen["/usr/bin"] and seen["/proc/self"] and seen["/etc/passwd"]  # its own passwd
     facts = runner.call("facts").value
@@ -79,7 +88,12 @@ def test_the_worker_sees_a_private_root_without_the_grader_s_paths(sandbox, cana
                                   ".rnngrade-jail"}
     assert facts["cwd"] == "/submission" and facts["can_write_cwd"]
     assert not facts["can_write_root"] and facts["usr_ro"] and facts["prefix_ro"]
-    assert not any(p.startswith(root) for p in facts["sys_path"])
+    # `python -m pytest` puts the checkout on sys.path; nothing of the course is reachable there.
+    into_course = [p for p in facts["sys_path"]
+                   if p.startswith(root) and not p.startswith(sys.prefix)]
+    reachable = [os.path.join(p, part) for p in into_course
+                 for part in ("solutions", "graders", "rnngrade", "suites", "conftest.py")]
+    assert not any(runner.call("look", (reachable,)).value.values())
 
 
 def test_the_worker_is_an_unprivileged_pid_1_without_network(sandbox):
