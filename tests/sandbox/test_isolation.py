@@ -83,9 +83,13 @@ def test_the_worker_sees_a_private_root_without_the_grader_s_paths(sandbox, cana
     assert not seen["/etc/shadow"] and not seen["/root/.ssh"]
     assert seen["/usr/bin"] and seen["/proc/self"] and seen["/etc/passwd"]  # its own passwd
     facts = runner.call("facts").value
+    # The interpreter's own prefixes are bound read-only wherever they live (a checkout's .venv
+    # under /check or /home brings that top-level directory along, empty but for the path).
+    prefixes = {os.path.realpath(p).strip("/").split("/")[0]
+                for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
     assert set(facts["root"]) <= {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc",
                                   "root", "sbin", "submission", "sys", "tmp", "usr", "opt",
-                                  ".rnngrade-jail"}
+                                  ".rnngrade-jail"} | prefixes
     assert facts["cwd"] == "/submission" and facts["can_write_cwd"]
     assert not facts["can_write_root"] and facts["usr_ro"] and facts["prefix_ro"]
     # `python -m pytest` puts the checkout on sys.path; nothing of the course is reachable there.
