@@ -1,9 +1,36 @@
 """Central differences, relative error and per-test seeding."""
 
-import numpy as np
+import textwrap
 
-from rnngrade.checks.gradcheck import numeric_gradient, relative_error, sample_indices
+import numpy as np
+import pytest
+
+from rnngrade.checks.compare import CheckFailure
+from rnngrade.checks.gradcheck import (
+    OutputLoss,
+    central_differences,
+    locate,
+    numeric_gradient,
+    relative_error,
+    sample_indices,
+)
 from rnngrade.checks.seeding import seed_everything, seed_from_name
+from rnngrade.runner.inprocess import InProcessRunner
+from rnngrade.runner.proxy import ModuleProxy
+
+FORWARD = textwrap.dedent("""
+    import numpy as np
+
+
+    def forward(x, p):
+        h = np.tanh(p["W"] @ x + p["b"])
+        x *= 1.0  # in place, on its own copy: must not disturb the perturbations
+        return h, h ** 2, "cache"
+
+
+    def wrong_shape(x, p):
+        return (np.ones(3),)
+""")
 
 
 def test_central_differences_match_a_known_derivative_and_restore_x_exactly():
@@ -46,3 +73,52 @@ def test_seeds_are_stable_and_distinct_per_test():
     first = np.random.random(3)
     seed_everything(5)
     assert np.array_equal(first, np.random.random(3))
+
+
+def test_central_differences_beside_the_module_match_those_taken_here():
+    """The helper's L(θ ± ε) give the same numbers as numeric_gradient on the same loss."""
+    rng = np.random.default_rng(3)
+    x, p = rng.standard_normal((3, 2)), {"W": rng.standard_normal((4, 3)),
+                                         "b": rng.standard_normal((4, 1))}
+    up0, up1 = rng.standard_normal((4, 2)), rng.standard_normal((4, 2))
+    m = ModuleProxy(InProcessRunner.from_source(FORWARD, "forward.py"))
+    loss = OutputLoss("forward", 2, ((0, up0), (1, up1)))
+    picks = {"x": sample_indices(x.shape, 4, rng), "W": sample_indices(p["W"].shape, 4, rng)}
+    before = (x.copy(), {k: v.copy() for k, v in p.items()})
+    got = central_differences(m, loss, (x, p), [(locate(x, (x, p)), picks["x"]),
+                                                (locate(p["W"], (x, p)), picks["W"])])
+
+    def here():
+        h = np.tanh(p["W"] @ x + p["b"])
+        return float(np.sum(up0 * h) + np.sum(up1 * h**2))
+
+    assert np.array_equal(got[0], numeric_gradient(here, x, picks["x"]))
+    assert np.array_equal(got[1], numeric_gradient(here, p["W"], picks["W"]))
+    assert np.array_equal(x, before[0]) and np.array_equal(p["W"], before[1]["W"])
+    assert locate(p["W"], (x, p)) == (1, "W")
+
+
+def test_an_output_the_loss_cannot_use_fails_the_check_with_a_sentence():
+    m = ModuleProxy(InProcessRunner.from_source(FORWARD, "forward.py"))
+    x, p = np.ones((3, 2)), {"W": np.ones((4, 3)), "b": np.ones((4, 1))}
+    with pytest.raises(CheckFailure, match=r"wrong_shape\(...\)\[0\] as a float array of shape "
+                       r"\(4, 2\); it returned dtype float64, shape \(3,\)"):
+        central_differences(m, OutputLoss("wrong_shape", 2, ((0, np.ones((4, 2))),)), (x, p),
+                            [((0,), [(0, 0)])])
+
+
+class _Liar:
+    """A proxy whose helper answers with something other than loss values."""
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def helper(self, *args):
+        return self.answer
+
+
+@pytest.mark.parametrize("answer", [None, [[[1.0]]], [[[1.0, "2"]]], [[[1.0, 2.0]], []], {}])
+def test_an_answer_that_is_not_loss_values_fails_the_check(answer):
+    with pytest.raises(CheckFailure, match="no usable loss values"):
+        central_differences(_Liar(answer), OutputLoss("f", 1, ((0, 1.0),)), (np.ones(2),),
+                            [((0,), [(0,)])])

@@ -78,8 +78,80 @@ def set_on_module(module: Any, function: str, kind: str, init: dict, state: dict
             "state": {k: v.detach().clone() for k, v in layer.state_dict().items()}}
 
 
+def perturbed_losses(module: Any, function: str, args: tuple, weights: list,
+                     targets: list, eps: float) -> Any:
+    """The evaluations behind central differences, one round trip for a whole gradient check.
+
+    L(args) = Σ_k Σ weights_k ⊙ module.function(*args)[k] over the pairs ``[k, weights_k]`` in
+    ``weights``. ``targets``: ``[path, indices]`` pairs, where ``path`` leads to an array inside
+    ``args`` (``[2]``: the third argument, ``[2, "Wf"]``: its entry ``"Wf"``) and ``indices``
+    lists entries of that array. Returns, per target, ``[L(x_i + ε), L(x_i − ε)]`` for each
+    entry ``i`` (the grader takes the differences); or, when an output cannot enter L, a sentence
+    saying why. Each evaluation sees a fresh copy of the perturbed arguments; every entry is
+    restored bit-exactly before the next.
+    """
+    import copy
+
+    args = copy.deepcopy(tuple(args))
+    forward = getattr(module, function)
+    pairs = [(int(k), np.asarray(w)) for k, w in weights]
+
+    def loss() -> float:
+        out = forward(*copy.deepcopy(args))
+        total = None
+        for k, weight in pairs:
+            value = _output_array(out, k)
+            if value is None or value.shape != weight.shape or value.dtype.kind != "f":
+                got = "nothing" if value is None else \
+                    f"dtype {value.dtype}, shape {value.shape}"
+                raise _Unusable(f"the gradient check needs {function}(...)[{k}] as a float "
+                                f"array of shape {weight.shape}; it returned {got}")
+            term = np.sum(weight * value)
+            total = term if total is None else total + term
+        return float(total)
+
+    results = []
+    try:
+        for path, indices in targets:
+            x = args
+            for step in path:
+                x = x[step]
+            losses = []
+            for index in indices:
+                index = tuple(int(i) for i in index)
+                original = x[index]
+                x[index] = original + eps
+                plus = loss()
+                x[index] = original - eps
+                minus = loss()
+                x[index] = original
+                losses.append([plus, minus])
+            results.append(losses)
+    except _Unusable as problem:
+        return str(problem)
+    return results
+
+
+class _Unusable(Exception):
+    """An output of the forward pass that the loss of a gradient check cannot use."""
+
+
+def _output_array(out: Any, k: int) -> np.ndarray | None:
+    """Output ``k`` of a forward pass as a NumPy array (a tensor is detached), or None."""
+    if not isinstance(out, tuple | list) or not 0 <= k < len(out):
+        return None
+    value = out[k]
+    if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
+        value = value.detach().cpu().numpy()
+    try:
+        return np.asarray(value)
+    except Exception:  # noqa: BLE001 - whatever the student returned
+        return None
+
+
 HELPERS: dict[str, Callable[..., Any]] = {
     "autograd": autograd,
+    "perturbed_losses": perturbed_losses,
     "call_and_mutated": call_and_mutated,
     "set_on_module": set_on_module,
 }

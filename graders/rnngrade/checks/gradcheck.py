@@ -7,8 +7,12 @@ A correct backward pass lands at 1e-6…1e-10; above 1e-4 is a bug.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from rnngrade.checks.compare import CheckFailure
 
 EPSILON = 1e-5
 # The truncation error of central differences is O(ε²·f''') ≈ 1e-10 and the rounding error
@@ -53,3 +57,57 @@ def sample_indices(shape: tuple[int, ...], count: int, rng: np.random.Generator,
         return []
     chosen = rng.choice(len(candidates), size=min(count, len(candidates)), replace=False)
     return [tuple(int(i) for i in candidates[j]) for j in sorted(chosen)]
+
+
+@dataclass(frozen=True)
+class OutputLoss:
+    """The scalar L = Σ_k Σ weights_k ⊙ function(*args[:arity])[k] through a module's forward
+    pass: ``weights`` pairs an output's position with the upstream gradient it is weighted by;
+    the forward pass takes the first ``arity`` arguments of the check."""
+
+    function: str
+    arity: int
+    weights: tuple[tuple[int, Any], ...]
+
+
+def locate(target: np.ndarray, args: tuple) -> tuple:
+    """The path of ``target`` (the object itself) inside ``args``: ``(i,)`` for an argument,
+    ``(i, key)`` for an entry of a dict argument."""
+    for i, arg in enumerate(args):
+        if arg is target:
+            return (i,)
+        if isinstance(arg, dict):
+            for key, value in arg.items():
+                if value is target:
+                    return (i, key)
+    raise ValueError("the array to perturb is not among the arguments")
+
+
+def central_differences(m: Any, loss: OutputLoss, args: tuple,
+                        targets: list[tuple[tuple, list[tuple[int, ...]]]],
+                        eps: float = EPSILON) -> list[np.ndarray]:
+    """Central differences of ``loss`` through module proxy ``m``, per ``(path, indices)`` of
+    ``targets`` (``path`` as ``locate`` gives it): the numeric gradient at those entries.
+
+    The evaluations run beside the module in one call (the ``perturbed_losses`` helper); only
+    the loss values cross, and the differences are taken here. An output the loss cannot use
+    fails the check with the helper's sentence."""
+    answer = m.helper("perturbed_losses", loss.function, tuple(args[:loss.arity]),
+                      [[k, w] for k, w in loss.weights],
+                      [[list(path), [list(i) for i in indices]] for path, indices in targets],
+                      eps)
+    if isinstance(answer, str):
+        raise CheckFailure(answer[:500])
+    numeric = []
+    shape_ok = isinstance(answer, list) and len(answer) == len(targets)
+    for (_, indices), losses in zip(targets, answer if shape_ok else []):
+        pairs = losses if isinstance(losses, list) and len(losses) == len(indices) else None
+        if pairs is None or not all(isinstance(p, list) and len(p) == 2 and
+                                    all(type(v) is float for v in p) for p in pairs):
+            shape_ok = False
+            break
+        numeric.append(np.asarray([(plus - minus) / (2 * eps) for plus, minus in pairs]))
+    if not shape_ok:
+        raise CheckFailure("the gradient check got no usable loss values back from beside your "
+                           "code")
+    return numeric

@@ -309,6 +309,16 @@ def _reply_value(state: _State, seq: int, name: str, value: Any, args: tuple,
                  kwargs: dict) -> None:
     handles = state.handles
     try:
+        parts = encode(("ok", seq, value, args, kwargs), handles=handles)
+    except BaseException:  # noqa: BLE001 - say whether the value or an argument is to blame
+        pass
+    else:
+        try:
+            send_frame(state.sock, parts)
+        except (ChannelClosed, OSError):
+            os._exit(0)
+        return
+    try:
         encode(value, handles=handles)
     except ProtocolError as exc:
         _send(state, ("error", seq, PROTOCOL,

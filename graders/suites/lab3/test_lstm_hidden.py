@@ -10,7 +10,6 @@ PyTorch part: ``lstm_cell`` and ``lstm_layer`` against ``nn.LSTMCell`` and
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 
 import numpy as np
@@ -22,8 +21,9 @@ from torch.func import functional_call
 from rnngrade.checks.compare import CheckFailure
 from rnngrade.checks.devices import device_params
 from rnngrade.checks.gradcheck import (
-    EPSILON,
-    numeric_gradient,
+    OutputLoss,
+    central_differences,
+    locate,
     relative_error,
     sample_indices,
 )
@@ -100,12 +100,12 @@ SEQUENCE_NAMES = ("a", "y", "c")
 
 
 def expect_gradient_check(check, reference, name: str, backward: Callable,
-                          forward_loss: Callable, args: tuple, targets: dict,
+                          loss: OutputLoss, args: tuple, targets: dict,
                           rng: np.random.Generator, count: int = 5) -> None:
     """A module's backward pass agrees with central differences of its own forward pass.
 
     backward(m, *args): the module's gradients (a dict) on the cache of its own forward pass.
-    forward_loss(m, *args): the scalar L through the module's own forward pass.
+    loss: the scalar L through the module's own forward pass.
     targets: {gradient key: (the array inside ``args`` it differentiates, mask of the entries
     where the gradient is not structurally zero, or None)}.
 
@@ -125,21 +125,24 @@ def expect_gradient_check(check, reference, name: str, backward: Callable,
             mask &= allowed
         picks[key] = sample_indices(array.shape, count, rng, mask)
 
+    paths = {key: locate(array, args[:loss.arity]) for key, (array, _) in targets.items()}
+
     def probe(m, *a):
         grads = backward(m, *a)
+        mine = {key: grads.get(key) if isinstance(grads, dict) else grads for key in targets}
+        usable = [key for key, (array, _) in targets.items()
+                  if mine[key] is not None and np.shape(mine[key]) == array.shape]
+        # every entry's L(θ ± ε) in one call beside the module, on copies of the arguments
+        numeric = dict(zip(usable, central_differences(
+            m, loss, a, [(paths[key], picks[key]) for key in usable]))) if usable else {}
         result = {}
         for key, (array, _) in targets.items():
-            mine = grads.get(key) if isinstance(grads, dict) else grads
-            if mine is None or np.shape(mine) != array.shape:
-                result[key] = mine
+            if key not in numeric:
+                result[key] = mine[key]  # a gradient of the wrong shape is compared as it is
                 continue
-            analytic = np.array([mine[i] for i in picks[key]], dtype=np.float64)
-            # the forward pass gets a snapshot of the perturbed arguments, so the record of its
-            # call shows unmodified inputs once the perturbation is undone
-            numeric = numeric_gradient(lambda: float(forward_loss(m, *copy.deepcopy(a))), array,
-                                       picks[key], EPSILON)
+            analytic = np.array([mine[key][i] for i in picks[key]], dtype=np.float64)
             agreement = np.ones(array.shape)
-            for index, error in zip(picks[key], relative_error(analytic, numeric)):
+            for index, error in zip(picks[key], relative_error(analytic, numeric[key])):
                 agreement[index] = 1.0 + error
             result[key] = agreement
         return result
@@ -258,11 +261,8 @@ def test_lstm_cell_backward_gradient_check(check, reference, rng, n_x, n_a, m):
     xt, a_prev, c_prev, da_next, dc_next = (rng.standard_normal(s) for s in
                                             ((n_x, m), (n_a, m), (n_a, m), (n_a, m), (n_a, m)))
 
-    def loss(m, xt, a_prev, c_prev, p, da_next, dc_next):
-        """L = Σ da_next ⊙ a_next + Σ dc_next ⊙ c_next through m's forward pass."""
-        a_next, c_next = m.lstm_cell_forward(xt, a_prev, c_prev, p)[:2]
-        return np.sum(da_next * np.asarray(a_next)) + np.sum(dc_next * np.asarray(c_next))
-
+    # L = Σ da_next ⊙ a_next + Σ dc_next ⊙ c_next through the module's forward pass
+    loss = OutputLoss("lstm_cell_forward", 4, ((0, da_next), (1, dc_next)))
     targets = {"dxt": (xt, None), "da_prev": (a_prev, None), "dc_prev": (c_prev, None)}
     targets.update({"dW" + g: (p["W" + g], None) for g in GATES})
     targets.update({"db" + g: (p["b" + g], None) for g in GATES})
@@ -317,9 +317,7 @@ def test_lstm_backward_gradient_check(check, reference, rng, n_x, n_a, m, T_x):
     p = make_parameters(rng, n_x, n_a)
     x, a0, da = (rng.standard_normal(s) for s in ((n_x, m, T_x), (n_a, m), (n_a, m, T_x)))
 
-    def loss(m, x, a0, p, da):  # L = Σ_t Σ da[:, :, t] ⊙ a[:, :, t] through m's forward pass
-        return np.sum(da * np.asarray(m.lstm_forward(x, a0, p)[0]))
-
+    loss = OutputLoss("lstm_forward", 3, ((0, da),))  # L = Σ_t Σ da[:, :, t] ⊙ a[:, :, t]
     targets = {"dx": (x, None), "da0": (a0, None)}
     targets.update({"dW" + g: (p["W" + g], None) for g in GATES})
     targets.update({"db" + g: (p["b" + g], None) for g in GATES})

@@ -13,7 +13,13 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from rnngrade.checks.compare import CheckFailure, to_numpy
 from rnngrade.checks.devices import device_params
-from rnngrade.checks.gradcheck import numeric_gradient, relative_error, sample_indices
+from rnngrade.checks.gradcheck import (
+    OutputLoss,
+    central_differences,
+    locate,
+    relative_error,
+    sample_indices,
+)
 from rnngrade.checks.tolerance import EXACT, Tolerance
 from rnngrade.runner.base import EXCEPTION, StudentError
 
@@ -102,17 +108,6 @@ def backward_of_forward(m, xt, a_prev, p, da_next):
     return m.gru_cell_backward(da_next, m.gru_cell_forward(xt, a_prev, p)[1])
 
 
-def forward_output(m, xt, a_prev, p):
-    """a_next from a module's forward as a float64 array of shape (n_a, m), called on copies of
-    the inputs (the central differences perturb the originals in place)."""
-    result = m.gru_cell_forward(xt.copy(), a_prev.copy(), {k: v.copy() for k, v in p.items()})
-    a_next = to_numpy(result[0]) if isinstance(result, tuple) and len(result) == 2 else None
-    if a_next is None or a_next.shape != a_prev.shape or a_next.dtype.kind != "f":
-        raise CheckFailure("the gradient check needs gru_cell_forward to return (a_next, cache) "
-                           f"with a_next a float array of shape {a_prev.shape}")
-    return a_next.astype(np.float64)
-
-
 def gradient_check(m, xt, a_prev, p, da_next, indices):
     """SPEC's relative error between a module's gru_cell_backward (on the cache of its own
     forward) and central differences of its own gru_cell_forward, at the sampled entries of each
@@ -121,13 +116,10 @@ def gradient_check(m, xt, a_prev, p, da_next, indices):
     grads = backward_of_forward(m, xt, a_prev, p, da_next)
     if not isinstance(grads, dict):
         return grads  # compared as it is: the report says what came back
+    args = (xt, a_prev, p)
     targets = {"dxt": xt, "da_prev": a_prev} | {f"d{k}": v for k, v in p.items()}
-
-    def loss():
-        return float(np.sum(da_next * forward_output(m, xt, a_prev, p)))
-
-    errors = {}
-    for key, entries in indices.items():
+    values = {}
+    for key in indices:
         shape = targets[key].shape
         value = to_numpy(grads.get(key))
         if value is None or value.shape != shape or value.dtype.kind != "f":
@@ -135,10 +127,16 @@ def gradient_check(m, xt, a_prev, p, da_next, indices):
             raise CheckFailure(f"gru_cell_backward[{key!r}]: got {got}, expected a float array "
                                f"of shape {shape} (a gradient has the shape of what it "
                                "differentiates)")
-        numeric = numeric_gradient(loss, targets[key], entries)
-        analytic = np.array([value[i] for i in entries], dtype=np.float64)
-        error = np.zeros(shape)
-        for index, e in zip(entries, relative_error(analytic, numeric)):
+        values[key] = value
+    # L = Σ da_next ⊙ a_next; every entry's L(θ ± ε) in one call beside the module
+    loss = OutputLoss("gru_cell_forward", 3, ((0, da_next),))
+    numeric = central_differences(m, loss, args, [(locate(targets[key], args), entries)
+                                                  for key, entries in indices.items()])
+    errors = {}
+    for (key, entries), numbers in zip(indices.items(), numeric):
+        analytic = np.array([values[key][i] for i in entries], dtype=np.float64)
+        error = np.zeros(targets[key].shape)
+        for index, e in zip(entries, relative_error(analytic, numbers)):
             error[index] = e
         errors[key] = error
     return errors
