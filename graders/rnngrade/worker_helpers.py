@@ -110,7 +110,7 @@ def perturbed_losses(module: Any, function: str, args: tuple, weights: list,
             total = term if total is None else total + term
         return float(total)
 
-    results = []
+    per_target = []
     try:
         for path, indices in targets:
             x = args
@@ -126,10 +126,10 @@ def perturbed_losses(module: Any, function: str, args: tuple, weights: list,
                 minus = loss()
                 x[index] = original
                 losses.append([plus, minus])
-            results.append(losses)
+            per_target.append(losses)
     except _Unusable as problem:
         return str(problem)
-    return results
+    return per_target
 
 
 class _Unusable(Exception):

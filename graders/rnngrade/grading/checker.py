@@ -207,6 +207,8 @@ def check_arguments_unchanged(calls: list) -> None:
 
 def first_difference(before: Any, after: Any, path: str) -> str:
     """The path of the first entry where ``after`` differs from ``before``; '' when identical."""
+    if before is after:  # the sandbox vouched that the call left it alone
+        return ""
     if isinstance(before, dict) and isinstance(after, dict):
         for key in before:
             if key not in after:
@@ -214,7 +216,8 @@ def first_difference(before: Any, after: Any, path: str) -> str:
             found = first_difference(before[key], after[key], f"{path}[{key!r}]")
             if found:
                 return found
-        return ""
+        added = [key for key in after if key not in before]
+        return f"{path}[{added[0]!r}] added" if added else ""
     if isinstance(before, tuple | list) and isinstance(after, tuple | list):
         for i, (b, a) in enumerate(zip(before, after)):
             found = first_difference(b, a, f"{path}[{i}]")

@@ -465,6 +465,7 @@ class _Decoder:
         self.max_items = max_items
         self.items = 0
         self.memo: list[Any] = []  # lists, tuples, dicts, arrays, tensors in order of completion
+        self.copied = False  # whether some array or tensor does not share the buffer's memory
 
     def take(self, n: int) -> memoryview:
         end = self.pos + n
@@ -625,6 +626,7 @@ class _Decoder:
         self.pos = start + nbytes
         if not arr.flags.aligned:
             arr = arr.copy()
+            self.copied = True
         if dtype.kind in "bU":
             _check_contents(arr)
         return arr
@@ -654,6 +656,7 @@ class _Decoder:
         self.pos = start + nbytes
         if not arr.flags.aligned:
             arr = arr.copy()
+            self.copied = True
         if dtype.kind in "bU":
             _check_contents(arr)
         self.memo.append(arr)
@@ -690,6 +693,7 @@ class _Decoder:
                 raise ProtocolError(f"a tensor on {device} arrived but CUDA is not available "
                                     "here")
             tensor = tensor.to(device)
+            self.copied = True
         if flags & 1 and (tensor.is_floating_point() or tensor.is_complex()):
             tensor.requires_grad_(True)
         self.memo.append(tensor)
@@ -721,10 +725,13 @@ _DECODERS = {
 
 
 def decode(buf: bytes | bytearray | memoryview, *, handles: HandleTable | None = None,
-           max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEMS) -> Any:
+           max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEMS,
+           report: dict | None = None) -> Any:
     """The value a message holds; raises ``ProtocolError`` for anything malformed.
 
-    Arrays and tensors share memory with ``buf`` when it is a writable ``bytearray``."""
+    Arrays and tensors share memory with ``buf`` when it is a writable ``bytearray``;
+    ``report["in_place"]`` says whether every one of them does (an unaligned array is copied,
+    a CUDA tensor moved)."""
     if type(buf) is not bytearray:
         buf = bytearray(buf)
     if len(buf) > MAX_BYTES + (1 << 20):
@@ -738,4 +745,6 @@ def decode(buf: bytes | bytearray | memoryview, *, handles: HandleTable | None =
         raise ProtocolError(f"malformed message: {type(exc).__name__}: {exc}") from None
     if decoder.pos != len(buf):
         raise ProtocolError("trailing bytes after the message")
+    if report is not None:
+        report["in_place"] = not decoder.copied
     return value

@@ -31,6 +31,7 @@ from rnngrade.runner.base import (
     CallResult,
     StudentError,
 )
+from rnngrade.sandbox import affinity
 from rnngrade.sandbox.channel import ChannelClosed, ChannelTimeout, FrameReader, send_frame
 from rnngrade.sandbox.codec import ProtocolError, decode, encode
 from rnngrade.sandbox.limits import Limits, describe_bytes, describe_seconds
@@ -38,7 +39,9 @@ from rnngrade.sandbox.zygote import SandboxUnavailable, ZygoteClient, shared_cli
 
 REQUIRED = ("private filesystem", "unprivileged uid")
 HELLO_SECONDS = 60.0
-SPIN_SECONDS = 150e-6  # a reply polled for this long first: no wake-up when it is quick
+SPIN_SECONDS = 150e-6  # unpinned: a reply polled for this long first costs no wake-up
+WORKER_SPIN_SECONDS = 100e-6  # unpinned: how long the worker polls for the next request
+BACK_TO_BACK = 300e-6  # a call this soon after the last reply finds the worker still polling
 KINDS = frozenset({"exception", "not_implemented", "missing_function", "load_error", "timeout",
                    "memory", "crash", "exit", "protocol", "output_limit"})
 TRUNCATED = "\n[... truncated]"
@@ -99,6 +102,37 @@ class _Worker:
         self.out, self.err = self.streams[out_fd], self.streams[err_fd]
         self.fds = [out_fd, err_fd]
         self.killed = False
+        self.cpu: int | None = None  # the one CPU it is pinned to, if it is
+        self.holding = False  # whether the calling thread is held on that CPU too
+        self.replied = 0.0  # time.monotonic() of the last reply
+
+    def follow(self, cpus: set[int]) -> bool:
+        """Pin the worker, and the calling thread until ``let_go``, to the calling thread's
+        CPU (see ``affinity``): the reply then wakes the caller where the worker ran, with no
+        migration. Whether it is pinned."""
+        cpu = affinity.current_cpu()
+        if cpu is None or cpu not in cpus:
+            return False
+        if cpu != self.cpu:
+            if not affinity.set_cpus(self.pid, {cpu}):
+                self.cpu = None
+                return False
+            self.cpu = cpu
+        self.holding = affinity.set_cpus(0, {cpu})
+        return True
+
+    def let_go(self, cpus: set[int]) -> None:
+        """The calling thread may run anywhere again."""
+        if self.holding:
+            affinity.set_cpus(0, cpus)
+            self.holding = False
+
+    def widen(self, cpus: set[int]) -> None:
+        """A long call: the worker and its caller may run on any CPU."""
+        self.let_go(cpus)
+        if self.cpu is not None:
+            affinity.set_cpus(self.pid, cpus)
+            self.cpu = None
 
     def send(self, parts: list, deadline: float) -> None:
         try:
@@ -108,9 +142,12 @@ class _Worker:
                 raise
             raise _Died() from None
 
-    def receive(self, deadline: float, spin: float = 0.0) -> Any:
+    def receive(self, deadline: float, spin: float = 0.0,
+                widen: tuple[float, set[int]] | None = None) -> Any:
         """The next message; raises ChannelTimeout, _Died or ProtocolError. ``spin``: seconds
-        to poll without sleeping first (a quick reply then costs no wake-up of this CPU)."""
+        to poll without sleeping first (a quick reply then costs no wake-up of this CPU).
+        ``widen``: (time.monotonic() at which, CPUs): a pinned worker still busy then may run
+        on any of those CPUs."""
         if spin:
             until = time.perf_counter() + spin
             while True:
@@ -125,9 +162,16 @@ class _Worker:
                 if time.perf_counter() > until:
                     break
         while True:
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
             if remaining <= 0:
                 raise ChannelTimeout("no reply before the deadline")
+            if widen is not None:
+                if now >= widen[0] or self.cpu is None:
+                    self.widen(widen[1])
+                    widen = None
+                else:
+                    remaining = min(remaining, widen[0] - now)
             for fd, _ in self.poller.poll(max(1, int(remaining * 1000) + 1)):
                 if fd in self.streams:
                     self._read_stream(fd)
@@ -220,6 +264,8 @@ class SandboxRunner:
         self._protections: dict[str, bool] = {}
         self._details: dict[str, str] = {}
         self._closed = False
+        self._cpus = affinity.allowed_cpus()
+        self._follow = affinity.available()  # keep the worker on the caller's CPU
         self.restarts = 0  # workers replaced after a failure
         self.startup: dict[str, float] = {}  # seconds of the last start: spawn, hello, load
         with self._lock:
@@ -293,6 +339,8 @@ class SandboxRunner:
                     self._discard()
                 raise StudentError(kind, message, function=name, stdout=out, stderr=err)
             _, _, value, args_after, kwargs_after = reply
+            if args_after is None:  # the worker vouches the call changed none of them
+                args_after, kwargs_after = args, kwargs
             return CallResult(value, args_after, kwargs_after, out, err,
                               time.perf_counter() - started)
 
@@ -321,8 +369,21 @@ class SandboxRunner:
         parts = _encode_request(message)
         deadline = time.monotonic() + limit
         try:
+            # Calls in quick succession: the unpinned worker is still polling on another CPU,
+            # so the request costs no wake-up; after a pause it sleeps, and sits on this CPU.
+            pinned = False
+            if self._follow:
+                if time.monotonic() - worker.replied < BACK_TO_BACK:
+                    worker.widen(self._cpus)
+                else:
+                    pinned = worker.follow(self._cpus)
             worker.send(parts, deadline)
-            reply = worker.receive(deadline, SPIN_SECONDS)
+            if pinned:
+                reply = worker.receive(deadline, 0.0,
+                                       (time.monotonic() + affinity.WIDEN_AFTER, self._cpus))
+            else:
+                reply = worker.receive(deadline, SPIN_SECONDS)
+            worker.replied = time.monotonic()
         except ChannelTimeout:
             worker.kill()
             self._failed(worker, name, timed_out=limit)
@@ -334,6 +395,8 @@ class SandboxRunner:
         except BaseException:  # interrupted (Ctrl-C in the grader): the worker is mid-call
             self._abandon(worker)
             raise
+        finally:
+            worker.let_go(self._cpus)
         expected = "has" if message[0] == "has" else None
         if not _valid_reply(reply, seq, expected):
             worker.kill()
@@ -453,7 +516,8 @@ class SandboxRunner:
         deadline = time.monotonic() + self.limits.call_seconds
         try:
             worker.send(_encode_request(("load", self.source, self.filename,
-                                         self._generation << 32)), deadline)
+                                         self._generation << 32, WORKER_SPIN_SECONDS)),
+                        deadline)
         except (ChannelTimeout, _Died):
             pass  # the reply (or its absence) tells
         except BaseException:
@@ -518,7 +582,8 @@ def _valid_reply(reply: Any, seq: int, expected: str | None) -> bool:
     if expected == "has":
         return reply[0] == "has" and type(reply[2]) is bool
     if reply[0] == "ok":
-        return len(reply) == 5 and type(reply[3]) is tuple and type(reply[4]) is dict
+        return len(reply) == 5 and (type(reply[3]) is tuple and type(reply[4]) is dict
+                                    or reply[3] is None and reply[4] is None)
     if reply[0] == "error":
         return (len(reply) == 5 and reply[2] in KINDS and type(reply[3]) is str
                 and type(reply[4]) is bool)
