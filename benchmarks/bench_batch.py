@@ -105,11 +105,17 @@ def peak_rss() -> tuple[float, float]:
 HANGING = frozenset({"infinite_loop", "sleep_forever", "signal_handlers", "fork_bomb"})
 
 
+def category(kind: str) -> str:
+    return kind.split(":", 1)[0]
+
+
 def bench(lab: str, n: int, jobs: int, inprocess: bool, hostile: bool, every: int = 25,
-          skip: frozenset[str] = HANGING) -> dict:
+          skip: frozenset[str] = HANGING, hostile_every: int = 0) -> dict:
     with tempfile.TemporaryDirectory(prefix="rnngrade-bench-") as tmp:
         folder, out = Path(tmp) / "class", Path(tmp) / "out"
-        make_class(folder, lab, n, hostile=hostile and not inprocess, skip=skip)
+        samples = make_class(folder, lab, n, hostile=hostile and not inprocess, skip=skip,
+                             hostile_every=hostile_every)
+        kinds = {s.student: category(s.kind) for s in samples}
         probe = Probe(every)
         cpu = time.process_time()
         report = run_batch([folder], BatchOptions(lab, out, jobs=jobs, inprocess=inprocess,
@@ -117,11 +123,14 @@ def bench(lab: str, n: int, jobs: int, inprocess: bool, hostile: bool, every: in
         book = Gradebook(out / "gradebook.sqlite")
         try:
             executions, checks = [], []
+            by_kind: dict[str, list[float]] = {}
             for row in book.current_rows(lab):
                 if row["status"] != GRADED:
                     continue
                 result = book.load_result(row["id"])
                 executions.append(result.execution_time)
+                by_kind.setdefault(kinds.get(row["student_id"], "?"), []).append(
+                    result.execution_time)
                 checks.append(sum(c.seconds for t in result.tests for c in t.cases))
         finally:
             book.close()
@@ -131,7 +140,8 @@ def bench(lab: str, n: int, jobs: int, inprocess: bool, hostile: bool, every: in
             "checks": statistics.fmean(checks) if checks else 0.0,
             "coordinator_cpu": (time.process_time() - cpu) / max(report.graded, 1),
             "samples": probe.samples, "peak_coordinator": probe.peak_coordinator,
-            "peak_worker": probe.peak_worker, "errors": report.errors}
+            "peak_worker": probe.peak_worker, "errors": report.errors,
+            "by_kind": {k: (len(v), statistics.fmean(v)) for k, v in sorted(by_kind.items())}}
 
 
 def grader_cpu(lab: str, inprocess: bool, n: int = 40) -> float:
@@ -173,15 +183,21 @@ def main(argv: list[str] | None = None) -> int:
                              "submissions")
     parser.add_argument("--all-hostile", action="store_true",
                         help="with --sandbox, include the hostile submissions that hang")
+    parser.add_argument("--hostile-every", type=int, default=20, metavar="K",
+                        help="with --sandbox, every K-th student is one of the hostile "
+                             "submissions (default 20: 5%% of the class); 0: each hostile "
+                             "submission takes its turn in the rotation")
     parser.add_argument("--memory", type=int, default=0, metavar="N",
                         help="also grade N lab1 submissions at -j 2 and report memory")
     args = parser.parse_args(argv)
     inprocess = not args.sandbox
     mode = "sandbox" if args.sandbox else "in-process"
+    attackers = "" if not args.sandbox else (
+        f", every {args.hostile_every}th student hostile" if args.hostile_every
+        else ", each hostile submission in turn")
     print(f"rnngrade batch benchmark: {os.cpu_count()} CPUs (load {os.getloadavg()[0]:.1f}), "
           f"{mode}, "
-          f"{args.n} submissions per run (correct, every mutant, stub"
-          f"{', hostile' if args.sandbox else ''})")
+          f"{args.n} submissions per run (correct, every mutant, stub{attackers})")
     for lab in args.labs:
         if not (get_lab(lab).suite_dir() / "rubric.yaml").exists():
             print(f"{lab}: skipped (graders/suites/{lab}/rubric.yaml is missing)")
@@ -194,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"at most {os.cpu_count() / cpu:.1f} submissions/s on {os.cpu_count()} idle "
                   "CPUs")
         for jobs in args.jobs:
-            r = bench(lab, args.n, jobs, inprocess, hostile=True, skip=skip)
+            r = bench(lab, args.n, jobs, inprocess, hostile=True, skip=skip,
+                      hostile_every=args.hostile_every)
             overhead = r["exec"] - r["checks"]
             print(f"{lab} -j {jobs}: {r['steady']:.1f} submissions/s steady, "
                   f"{r['overall']:.1f}/s overall ({r['n']} in {r['seconds']:.1f} s, "
@@ -204,9 +221,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"CPU {1000 * r['coordinator_cpu']:.0f} ms per submission; peak RSS "
                   f"coordinator {r['peak_coordinator']:.0f} MiB, worker "
                   f"{r['peak_worker']:.0f} MiB")
+            print("  mean seconds per submission by kind: " + ", ".join(
+                f"{kind} {mean:.2f} s (x{count})" for kind, (count, mean) in r["by_kind"].items()))
     if args.memory:
         r = bench("lab1", args.memory, 2, inprocess, hostile=True,
-                  every=max(args.memory // 10, 1))
+                  every=max(args.memory // 10, 1), hostile_every=args.hostile_every)
         print(f"memory over {args.memory} lab1 submissions at -j 2 ({r['steady']:.1f}/s): "
               f"peak coordinator {r['peak_coordinator']:.0f} MiB, peak worker "
               f"{r['peak_worker']:.0f} MiB")

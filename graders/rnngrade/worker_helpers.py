@@ -97,7 +97,7 @@ def perturbed_losses(module: Any, function: str, args: tuple, weights: list,
     pairs = [(int(k), np.asarray(w)) for k, w in weights]
 
     def loss() -> float:
-        out = forward(*copy.deepcopy(args))
+        out = forward(*_fresh(args))
         total = None
         for k, weight in pairs:
             value = _output_array(out, k)
@@ -130,6 +130,23 @@ def perturbed_losses(module: Any, function: str, args: tuple, weights: list,
     except _Unusable as problem:
         return str(problem)
     return per_target
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of plain data that shares nothing mutable with ``value`` (faster than deepcopy
+    for the tuples, dicts and arrays a forward pass takes)."""
+    import copy
+
+    t = type(value)
+    if t is np.ndarray:
+        return value.copy()
+    if t is tuple or t is list:
+        return t(_fresh(v) for v in value)
+    if t is dict:
+        return {k: _fresh(v) for k, v in value.items()}
+    if t in (int, float, bool, str, type(None)):
+        return value
+    return copy.deepcopy(value)
 
 
 class _Unusable(Exception):

@@ -77,18 +77,33 @@ def vectors(request: pytest.FixtureRequest) -> PublicVectors:
                          / f"{lab_of(path)}.npz")
 
 
-@pytest.fixture(autouse=True)
-def _seeded(request: pytest.FixtureRequest) -> None:
+_RUNNING: list[pytest.Item] = []  # the test being set up or run in this process
+
+
+def current_item() -> pytest.Item:
+    """The test whose fixtures are being set up (cheaper for a fixture than asking for
+    ``request``, which pytest builds anew for every fixture that takes it)."""
+    return _RUNNING[-1]
+
+
+def item_id(item: pytest.Item) -> str:
+    """A test's id within its file: the same seed wherever the course is checked out."""
+    return item.nodeid.split("::", 1)[-1]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
     """Every test starts from seeds derived from its own id: same numbers on every run."""
-    seed_everything(seed_from_name(request.node.nodeid.split("::", 1)[-1]))
+    _RUNNING[:] = [item]
+    seed_everything(seed_from_name(item_id(item)))
 
 
 @pytest.fixture
-def rng(request: pytest.FixtureRequest):
+def rng():
     """A NumPy Generator seeded from the test's id."""
     import numpy as np
 
-    return np.random.default_rng(seed_from_name(request.node.nodeid.split("::", 1)[-1]))
+    return np.random.default_rng(seed_from_name(item_id(current_item())))
 
 
 def short_failure(exc: BaseException) -> dict[str, Any] | None:

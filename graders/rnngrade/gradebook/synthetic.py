@@ -105,16 +105,30 @@ def write_bad(folder: Path, student: str, what: str) -> Path:
 
 def make_class(folder: Path, lab_name: str, n: int, *, hostile: bool = False,
                bad: bool = False, forms: tuple[str, ...] = FORMS,
-               skip: frozenset[str] = frozenset()) -> list[Sample]:
-    """Write ``n`` entries ``s0000``… into ``folder`` (created); return what each one is."""
+               skip: frozenset[str] = frozenset(), hostile_every: int = 0) -> list[Sample]:
+    """Write ``n`` entries ``s0000``… into ``folder`` (created); return what each one is.
+
+    hostile_every: with ``hostile``, every k-th entry is the next hostile submission (a class
+    with a few attackers) instead of the hostile ones taking their turn in the rotation."""
     lab = get_lab(lab_name)
     folder.mkdir(parents=True, exist_ok=True)
-    rotation = sources(lab, hostile, skip)
+    spread = hostile and hostile_every > 0
+    rotation = sources(lab, hostile and not spread, skip)
+    attackers = [(kind, text) for kind, text in sources(lab, True, skip)
+                 if kind.startswith("hostile:")] if spread else []
     bad_kinds = ("empty", "corrupt_zip", "text") if bad else ()
     samples = []
+    honest = 0
     for i in range(n):
         student = f"s{i:04d}"
-        slot = i % (len(rotation) + len(bad_kinds))
+        if attackers and i % hostile_every == hostile_every - 1:
+            kind, source = attackers[(i // hostile_every) % len(attackers)]
+            source = f"# submission of {student}\n{source}"
+            samples.append(Sample(student, kind, "py", write_entry(folder, student, lab, source,
+                                                                   "py")))
+            continue
+        slot = honest % (len(rotation) + len(bad_kinds))
+        honest += 1
         if slot >= len(rotation):
             what = bad_kinds[slot - len(rotation)]
             samples.append(Sample(student, f"bad:{what}", "bad", write_bad(folder, student,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rnngrade.checks.plugin import STUDENT_PROVIDER, lab_of
+from rnngrade.checks.plugin import STUDENT_PROVIDER, current_item, lab_of
 from rnngrade.diagnosis.mutants import (
     Mutant,
     load_mutant_table,
@@ -84,20 +84,21 @@ def lab_mutants(lab_name: str) -> tuple[tuple[Mutant, object], ...]:
 
 
 @pytest.fixture
-def reference(request: pytest.FixtureRequest) -> ModuleProxy:
+def reference() -> ModuleProxy:
     """The lab's reference solution (trusted, in this process)."""
-    return ModuleProxy(InProcessRunner(reference_module(lab_of(Path(request.path)))), "reference")
+    return ModuleProxy(InProcessRunner(reference_module(lab_of(Path(current_item().path)))),
+                       "reference")
 
 
 @pytest.fixture
-def check(request: pytest.FixtureRequest, student: ModuleProxy,
-          reference: ModuleProxy) -> Checker:
+def check(student: ModuleProxy, reference: ModuleProxy) -> Checker:
     """Compare the student with the reference; diagnose failures with the lab's mutants."""
+    item = current_item()
     mutants = [(m, ModuleProxy(InProcessRunner(module), m.name))
-               for m, module in lab_mutants(lab_of(Path(request.path)))]
+               for m, module in lab_mutants(lab_of(Path(item.path)))]
 
     def record(entry: CheckRecord) -> None:
-        request.node.user_properties.append((CHECK_KEY, entry.__dict__.copy()))
+        item.user_properties.append((CHECK_KEY, entry.__dict__.copy()))
 
     return Checker(student, reference, mutants, record,
-                   memo=request.config.stash.get(EXPECTATION_MEMO, None))
+                   memo=item.config.stash.get(EXPECTATION_MEMO, None))
