@@ -176,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-n", type=int, default=200, help="submissions per run")
-    parser.add_argument("--labs", nargs="+", default=["lab1", "lab3"])
+    parser.add_argument("--labs", nargs="*", default=["lab1", "lab3"],
+                        help="labs to measure (none: only --memory)")
     parser.add_argument("--jobs", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--sandbox", action="store_true",
                         help="grade in the sandbox (default: --inprocess) and add the hostile "
