@@ -198,3 +198,21 @@ def test_cuda_workers_get_their_own_jail_and_limits(sandbox):
         value, device = runner.call("twice", (torch.ones(3, device="cuda"),)).value
         assert device.startswith("cuda") and value.device.type == "cuda"
         assert torch.equal(value.cpu(), torch.full((3,), 2.0))
+
+
+def test_rnngrade_grade_says_why_it_cannot_sandbox_and_what_to_do(sandbox_available,
+                                                                   monkeypatch, tmp_path,
+                                                                   capsys):
+    """No traceback: the reason, the way out (--inprocess, for trusted code), exit code 4."""
+    from rnngrade.cli import EXIT_GRADER, main
+    from rnngrade.paths import course_root
+    from rnngrade.sandbox import SandboxRunner
+
+    monkeypatch.setattr(SandboxRunner, "_isolate", False)  # the refusal comes before any load
+    submission = course_root() / "fixtures" / "submissions" / "lab1" / "reference"
+    code = main(["grade", str(submission), "--lab", "lab1", "--out", str(tmp_path / "out"),
+                 "--device", "cpu"])
+    err = capsys.readouterr().err
+    assert code == EXIT_GRADER
+    assert "refusing to run student code" in err and "--inprocess" in err
+    assert "Traceback" not in err

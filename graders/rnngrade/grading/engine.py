@@ -259,9 +259,13 @@ def _failure_summary(failures: list[CaseResult], limit: int = 3) -> str:
 def make_runner(loaded: LoadedSubmission, device: str, inprocess: bool) -> StudentRunner:
     if inprocess:
         return InProcessRunner.from_source(loaded.source, loaded.filename)
-    from rnngrade.sandbox import SandboxRunner
+    from rnngrade.sandbox import SandboxRunner, SandboxUnavailable
 
-    return SandboxRunner(loaded.source, loaded.filename, device=device)
+    try:
+        return SandboxRunner(loaded.source, loaded.filename, device=device)
+    except SandboxUnavailable as exc:  # the machine's problem, not the submission's
+        raise GradingError(f"{exc}\nOn a machine without the sandbox, grade only code you "
+                           "trust, with --inprocess.") from None
 
 
 def grade(submission: Path, lab_name: str, *, device: str = "auto",

@@ -444,7 +444,7 @@ def _hidden_paths() -> list[str]:
     jail_dirs = ("/", "/tmp", "/proc", "/dev", "/etc", "/sys", isolation.WORKDIR) + tuple(
         "/" + d for d in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"))
     if not any(cwd == d or cwd.startswith(d.rstrip("/") + "/") for d in jail_dirs[2:]) \
-            and cwd not in jail_dirs:
+            and cwd not in jail_dirs and cwd not in paths:
         paths.append(cwd)
     return paths
 
