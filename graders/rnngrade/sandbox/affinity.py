@@ -5,8 +5,8 @@ worker sleeps on another CPU, each call wakes an idle CPU twice, which costs 100
 virtual machine; on the grader's own CPU the same hand-over is a context switch of a few
 microseconds. So before each call the worker's main thread is pinned to the grader's current
 CPU, and widened back to every CPU the grader may use once a call runs long (then the wake-up no
-longer matters, and a busy CPU must not hold the worker while another one idles). Threads the
-worker started earlier (BLAS, torch) keep their own affinity.
+longer matters, and a busy CPU must not hold the worker while another one idles); widening
+reaches every thread of the worker, so a thread pool born during a pinned call is freed too.
 
 Pinning is an optimisation: where it is not possible (one CPU, no ``sched_getcpu``, not
 permitted) nothing is pinned and the caller falls back to polling briefly for quick replies.
@@ -49,6 +49,17 @@ def current_cpu() -> int | None:
         return None
     cpu = _getcpu()
     return cpu if cpu >= 0 else None
+
+
+def set_all_threads(pid: int, cpus: set[int]) -> None:
+    """Let every thread of process ``pid`` run on ``cpus``: thread pools (OpenMP, CUDA) that
+    started while the process was pinned inherited its single CPU."""
+    try:
+        threads = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except (OSError, ValueError):
+        threads = [pid]
+    for tid in threads:
+        set_cpus(tid, cpus)
 
 
 def set_cpus(pid: int, cpus: set[int]) -> bool:

@@ -131,7 +131,7 @@ class _Worker:
         """A long call: the worker and its caller may run on any CPU."""
         self.let_go(cpus)
         if self.cpu is not None:
-            affinity.set_cpus(self.pid, cpus)
+            affinity.set_all_threads(self.pid, cpus)
             self.cpu = None
 
     def send(self, parts: list, deadline: float) -> None:
