@@ -64,6 +64,10 @@ FAILING = textwrap.dedent('''
         ctypes.string_at(0)
 
 
+    def abort():
+        os.abort()
+
+
     def leave(code):
         os._exit(code)
 
@@ -171,11 +175,27 @@ def test_memory_exhaustion_is_reported_with_the_limit(sandbox):
     assert failure(small, "hog").message.endswith("memory limit 3 GiB")
 
 
+def line_of(code: str) -> int:
+    return [line.strip() for line in FAILING.splitlines()].index(code) + 1
+
+
 def test_a_signal_is_a_crash_named_after_the_signal(sandbox):
     runner = sandbox(FAILING)
     error = failure(runner, "segfault")
     assert error.kind == CRASH and error.message == "segfault crashed: segmentation fault (SIGSEGV)"
+    # the student's line, not the worker's frames
+    line = line_of("ctypes.string_at(0)")
+    assert error.stderr.splitlines() == ["Fatal Python error: Segmentation fault",
+                                         f'  File "rnn.py", line {line} in segfault']
     assert runner.call("ok", (2,)).value == 3
+
+
+def test_an_abort_is_named_an_abort_though_the_worker_is_pid_1(sandbox):
+    runner = sandbox(FAILING)
+    error = failure(runner, "abort")
+    assert error.kind == CRASH and error.message == "abort crashed: aborted (SIGABRT)"
+    assert error.stderr.splitlines() == ["Fatal Python error: Aborted",
+                                         f'  File "rnn.py", line {line_of("os.abort()")} in abort']
 
 
 @pytest.mark.parametrize("function, args, kind, words", [

@@ -45,6 +45,7 @@ BACK_TO_BACK = 300e-6  # a call this soon after the last reply finds the worker 
 KINDS = frozenset({"exception", "not_implemented", "missing_function", "load_error", "timeout",
                    "memory", "crash", "exit", "protocol", "output_limit"})
 TRUNCATED = "\n[... truncated]"
+ABORTED = "Fatal Python error: Aborted"  # what faulthandler writes on SIGABRT
 SIGNALS = {
     signal.SIGSEGV: "segmentation fault (SIGSEGV)",
     signal.SIGBUS: "bus error (SIGBUS)",
@@ -416,11 +417,13 @@ class SandboxRunner:
                 protocol: str | None = None) -> None:
         """The worker is gone (or must go): reap it, name the cause, raise StudentError."""
         out, err = worker.out.take(), worker.err.take()
-        kind, message = self._cause(worker, name, timed_out, protocol)
+        kind, message = self._cause(worker, name, timed_out, protocol, err)
+        if kind == CRASH:
+            err = _tidy_fault_report(err, self.filename)
         raise StudentError(kind, message, function=name, stdout=out, stderr=err)
 
     def _cause(self, worker: _Worker, name: str, timed_out: float | None = None,
-               protocol: str | None = None) -> tuple[str, str]:
+               protocol: str | None = None, stderr: str = "") -> tuple[str, str]:
         was_killed = worker.killed
         status, cpu = self._reap(worker)
         if timed_out is not None:
@@ -442,6 +445,10 @@ class SandboxRunner:
             if sig == signal.SIGXFSZ:
                 return OUTPUT_LIMIT, (f"{name} hit the file size limit "
                                       f"({describe_bytes(self.limits.file_bytes)} per file)")
+            if sig == signal.SIGSEGV and ABORTED in stderr:
+                # The worker is PID 1 of its namespace, which ignores the SIGABRT it sends
+                # itself, so abort() ends in a fault; the fault handler told the truth first.
+                sig = signal.SIGABRT
             try:
                 label = SIGNALS.get(sig) or f"killed by {signal.Signals(sig).name}"
             except ValueError:
@@ -564,6 +571,22 @@ class SandboxRunner:
             self._notes = list(reply[1])
         if reply[2] is not None:
             self._fatal = reply[2]
+
+
+def _tidy_fault_report(err: str, filename: str) -> str:
+    """The fault handler's report without the worker's own frames and module list: the
+    signal's name and the lines of the student's file that led to it."""
+    start = err.find("Fatal Python error: ")
+    if start < 0:
+        return err
+    first, *rest = err[start:].splitlines()
+    mine = []
+    for line in rest:
+        if line.startswith("Fatal Python error: "):  # abort() ends in a second fault
+            break
+        if line.startswith(f'  File "{filename}", line '):
+            mine.append(line)
+    return err[:start] + "\n".join([first, *mine]) + "\n"
 
 
 def _encode_request(message: tuple) -> list:

@@ -16,6 +16,7 @@ checks every byte (``codec.decode``). Its messages (tuples):
 from __future__ import annotations
 
 import errno
+import faulthandler
 import io
 import os
 import re
@@ -82,6 +83,9 @@ def become_worker(chan_fd: int, out_fd: int, err_fd: int, ctx: isolation.Context
     sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's own descriptors
     sys.stdout = sys.__stdout__ = _text_stream(1)
     sys.stderr = sys.__stderr__ = _text_stream(2)
+    # A fatal signal leaves its name and the student's line on stderr (the grader reads it
+    # to tell an abort from a segmentation fault).
+    faulthandler.enable(file=2, all_threads=False)
     if isolate and os.path.isfile(isolation.JAIL_MARKER):
         workdir = isolation.WORKDIR
     else:  # no jail (it will refuse, or it runs trusted code): in the zygote's scratch dir
