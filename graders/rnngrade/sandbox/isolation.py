@@ -402,7 +402,13 @@ def verify(ctx: Context, limits: dict, device: str) -> tuple[dict[str, bool], di
                and resource.getrlimit(memory)[1] == limits["memory_bytes"]
                and resource.getrlimit(resource.RLIMIT_FSIZE)[1] == limits["file_bytes"]
                and resource.getrlimit(resource.RLIMIT_NOFILE)[1] == limits["open_files"]
-               and resource.getrlimit(resource.RLIMIT_NPROC)[1] == limits["processes"])
+               and (resource.getrlimit(resource.RLIMIT_NPROC)[1] == limits["processes"]
+                    or not ctx.privileged))
+    if not ctx.privileged:  # RLIMIT_NPROC would count every process of the grader's uid
+        details["resource limits"] = ("no process-count limit without root (RLIMIT_NPROC "
+                                      "would count every process of the grader's uid): a fork "
+                                      "bomb runs until the call's time limit ends the worker "
+                                      "and its PID namespace")
     protections = {
         "separate process": True,
         "private filesystem": private_fs,

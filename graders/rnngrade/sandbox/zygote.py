@@ -172,7 +172,9 @@ class _Zygote:
     def _start_spare(self, key: tuple) -> _Spare | None:
         device, isolate, disk_bytes = key
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        uid = self._next_uid()
+        # As root each worker gets a uid of its own; otherwise the one uid a user namespace
+        # maps, the grader's (with no capabilities left in the worker).
+        uid = self._next_uid() if self.ctx.privileged else os.geteuid()
         background = self.ctx.privileged  # only root may raise the priority back
         if background:
             _renice(SPARE_NICE)  # the fork's own cost, too, yields to grading
@@ -336,7 +338,8 @@ def _spare_main(sock: socket.socket, ctx: isolation.Context, device: str, isolat
     problems = list(problems)
     if isolate and not problems:
         try:
-            problems += isolation.build_root(ctx, device, uid, uid, disk_bytes)
+            gid = uid if ctx.privileged else os.getegid()
+            problems += isolation.build_root(ctx, device, uid, gid, disk_bytes)
         except OSError as exc:
             problems.append(str(exc))
     try:
