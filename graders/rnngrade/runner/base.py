@@ -96,8 +96,10 @@ class StudentRunner(Protocol):
     """Runs a submission's module and calls into it."""
 
     def call(self, function: str, args: tuple = (), kwargs: dict | None = None, *,
-             timeout: float | None = None) -> CallResult:
-        """Call the student's ``function(*args, **kwargs)``."""
+             timeout: float | None = None, head: int | None = None) -> CallResult:
+        """Call the student's ``function(*args, **kwargs)``. ``head``: only the first
+        ``head`` items of a tuple or list result are wanted (a runner may leave the rest out,
+        e.g. caches a check never reads; ``ModuleProxy.head`` slices either way)."""
         ...
 
     def call_helper(self, helper: str, args: tuple = (), kwargs: dict | None = None, *,

@@ -59,7 +59,7 @@ class InProcessRunner:
         pass
 
     def call(self, function: str, args: tuple = (), kwargs: dict | None = None, *,
-             timeout: float | None = None) -> CallResult:
+             timeout: float | None = None, head: int | None = None) -> CallResult:
         if self._fatal:
             raise StudentError(LOAD_ERROR, self._fatal, function=function)
         target = getattr(self.module, function, None)

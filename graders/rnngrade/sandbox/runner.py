@@ -260,6 +260,7 @@ class SandboxRunner:
         self._generation = 0
         self._seq = 0
         self._notes: list[str] | None = None
+        self._defined: frozenset[str] = frozenset()  # callables of the module as loaded
         self._fatal: str | None = None
         self._loading: float | None = None  # deadline of the load in flight
         self._protections: dict[str, bool] = {}
@@ -274,8 +275,8 @@ class SandboxRunner:
 
     # ---------------------------------------------------------------- StudentRunner
     def call(self, function: str, args: tuple = (), kwargs: dict | None = None, *,
-             timeout: float | None = None) -> CallResult:
-        return self._call(function, args, kwargs or {}, timeout, helper=False)
+             timeout: float | None = None, head: int | None = None) -> CallResult:
+        return self._call(function, args, kwargs or {}, timeout, helper=False, head=head)
 
     def call_helper(self, helper: str, args: tuple = (), kwargs: dict | None = None, *,
                     timeout: float | None = None) -> CallResult:
@@ -286,6 +287,8 @@ class SandboxRunner:
             self._ready()
             if self._holder[0] is None and self._fatal is not None:
                 return False
+            if function in self._defined:  # a function the loaded module defined
+                return True
             try:
                 reply = self._exchange(("has", None, function), function, None)
             except StudentError:
@@ -323,14 +326,14 @@ class SandboxRunner:
 
     # ---------------------------------------------------------------- internals
     def _call(self, name: str, args: tuple, kwargs: dict, timeout: float | None,
-              helper: bool) -> CallResult:
+              helper: bool, head: int | None = None) -> CallResult:
         with self._lock:
             self._ready()
             if self._fatal is not None:
                 raise StudentError(LOAD_ERROR, self._fatal, function=name)
             started = time.perf_counter()
-            reply = self._exchange(("call", None, name, tuple(args), dict(kwargs), helper),
-                                   name, timeout)
+            reply = self._exchange(("call", None, name, tuple(args), dict(kwargs), helper,
+                                    head), name, timeout)
             worker = self._holder[0]
             out = worker.out.take() if worker else ""
             err = worker.err.take() if worker else ""
@@ -560,15 +563,17 @@ class SandboxRunner:
             worker.out.take()  # top-level output is not reported (as in-process)
             worker.err.take()
         self.startup["load"] = time.perf_counter() - self._load_started
-        if not (type(reply) is tuple and len(reply) == 3 and reply[0] == "loaded"
+        if not (type(reply) is tuple and len(reply) == 4 and reply[0] == "loaded"
                 and type(reply[1]) is list and all(type(n) is str for n in reply[1])
-                and (reply[2] is None or type(reply[2]) is str)):
+                and (reply[2] is None or type(reply[2]) is str)
+                and type(reply[3]) is list and all(type(n) is str for n in reply[3])):
             worker.kill()
             self._reap(worker)
             self._fatal = "the submission could not be loaded: the worker answered nonsense"
             return
         if self._notes is None:
             self._notes = list(reply[1])
+        self._defined = frozenset(reply[3])
         if reply[2] is not None:
             self._fatal = reply[2]
 

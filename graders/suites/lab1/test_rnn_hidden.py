@@ -32,11 +32,11 @@ def make_parameters(rng, n_x, n_a, n_y, dtype=np.float64):
 
 
 def cell(m, xt, a_prev, p):
-    return m.rnn_cell_forward(xt, a_prev, p)[:2]
+    return m.head("rnn_cell_forward", 2, xt, a_prev, p)  # the cache is not checked here
 
 
 def sequence(m, x, a0, p):
-    return m.rnn_forward(x, a0, p)[:2]
+    return m.head("rnn_forward", 2, x, a0, p)
 
 
 @pytest.mark.parametrize("shape", [(4, 3), (10, 1), (1, 5), (7, 20)], ids=str)

@@ -78,11 +78,11 @@ def make_parameters(rng: np.random.Generator, n_x: int, n_a: int, n_y: int = 3,
 # ------------------------------------------------------------------ NumPy probes
 
 def cell_forward(m, xt, a_prev, c_prev, p):
-    return m.lstm_cell_forward(xt, a_prev, c_prev, p)[:3]
+    return m.head("lstm_cell_forward", 3, xt, a_prev, c_prev, p)  # the cache is not checked
 
 
 def sequence_forward(m, x, a0, p):
-    return m.lstm_forward(x, a0, p)[:3]
+    return m.head("lstm_forward", 3, x, a0, p)
 
 
 def cell_backward(m, xt, a_prev, c_prev, p, da_next, dc_next):
