@@ -7,10 +7,13 @@ Their results cross the protocol like any student result and are checked like on
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from rnngrade.checks.compare import to_numpy
 
 
 def _tensor_leaves(value: Any) -> list:
@@ -90,9 +93,7 @@ def perturbed_losses(module: Any, function: str, args: tuple, weights: list,
     saying why. Each evaluation sees a fresh copy of the perturbed arguments; every entry is
     restored bit-exactly before the next.
     """
-    import copy
-
-    args = copy.deepcopy(tuple(args))
+    args = _fresh(tuple(args))
     forward = getattr(module, function)
     pairs = [(int(k), np.asarray(w)) for k, w in weights]
 
@@ -135,8 +136,6 @@ def perturbed_losses(module: Any, function: str, args: tuple, weights: list,
 def _fresh(value: Any) -> Any:
     """A copy of plain data that shares nothing mutable with ``value`` (faster than deepcopy
     for the tuples, dicts and arrays a forward pass takes)."""
-    import copy
-
     t = type(value)
     if t is np.ndarray:
         return value.copy()
@@ -158,10 +157,11 @@ def _output_array(out: Any, k: int) -> np.ndarray | None:
     if not isinstance(out, tuple | list) or not 0 <= k < len(out):
         return None
     value = out[k]
-    if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
-        value = value.detach().cpu().numpy()
+    array = to_numpy(value)  # arrays, tensors, numbers
+    if array is not None:
+        return array
     try:
-        return np.asarray(value)
+        return np.asarray(value)  # nested lists
     except Exception:  # noqa: BLE001 - whatever the student returned
         return None
 

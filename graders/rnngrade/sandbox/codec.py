@@ -622,12 +622,15 @@ class _Decoder:
         nbytes = count * dtype.itemsize
         if start + nbytes > len(self.buf):
             raise ProtocolError("truncated message: array data")
-        arr = np.ndarray(shape, dtype, self.buf, start)
         self.pos = start + nbytes
+        return self._placed(np.ndarray(shape, dtype, self.buf, start))
+
+    def _placed(self, arr: np.ndarray) -> np.ndarray:
+        """An array laid over the buffer, copied when unaligned, its contents checked."""
         if not arr.flags.aligned:
             arr = arr.copy()
             self.copied = True
-        if dtype.kind in "bU":
+        if arr.dtype.kind in "bU":
             _check_contents(arr)
         return arr
 
@@ -652,13 +655,8 @@ class _Decoder:
         start = end + 1 + buf[end]
         if start + nbytes > len(buf):
             raise ProtocolError("truncated message: array data")
-        arr = np.ndarray(shape, dtype, buf, start)
         self.pos = start + nbytes
-        if not arr.flags.aligned:
-            arr = arr.copy()
-            self.copied = True
-        if dtype.kind in "bU":
-            _check_contents(arr)
+        arr = self._placed(np.ndarray(shape, dtype, buf, start))
         self.memo.append(arr)
         return arr
 

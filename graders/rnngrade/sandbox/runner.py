@@ -40,7 +40,6 @@ from rnngrade.sandbox.zygote import SandboxUnavailable, ZygoteClient, shared_cli
 REQUIRED = ("private filesystem", "unprivileged uid")
 HELLO_SECONDS = 60.0
 SPIN_SECONDS = 150e-6  # unpinned: a reply polled for this long first costs no wake-up
-WORKER_SPIN_SECONDS = 100e-6  # unpinned: how long the worker polls for the next request
 BACK_TO_BACK = 300e-6  # a call this soon after the last reply finds the worker still polling
 KINDS = frozenset({"exception", "not_implemented", "missing_function", "load_error", "timeout",
                    "memory", "crash", "exit", "protocol", "output_limit"})
@@ -152,13 +151,8 @@ class _Worker:
         if spin:
             until = time.perf_counter() + spin
             while True:
-                try:
-                    payload = self.reader.read_some()
-                except ChannelClosed:
-                    self.drain()
-                    raise _Died() from None
+                payload = self._read_reply()
                 if payload is not None:
-                    self.drain()
                     return decode(payload)
                 if time.perf_counter() > until:
                     break
@@ -177,14 +171,21 @@ class _Worker:
                 if fd in self.streams:
                     self._read_stream(fd)
                     continue
-                try:
-                    payload = self.reader.read_some()
-                except ChannelClosed:
-                    self.drain()
-                    raise _Died() from None
+                payload = self._read_reply()
                 if payload is not None:
-                    self.drain()
                     return decode(payload)
+
+    def _read_reply(self) -> bytearray | None:
+        """A whole frame if one has arrived (the output written before it drained too), else
+        None; raises _Died when the channel closed."""
+        try:
+            payload = self.reader.read_some()
+        except ChannelClosed:
+            self.drain()
+            raise _Died() from None
+        if payload is not None:
+            self.drain()
+        return payload
 
     def _read_stream(self, fd: int) -> bool:
         try:
@@ -526,7 +527,7 @@ class SandboxRunner:
         deadline = time.monotonic() + self.limits.call_seconds
         try:
             worker.send(_encode_request(("load", self.source, self.filename,
-                                         self._generation << 32, WORKER_SPIN_SECONDS)),
+                                         self._generation << 32)),
                         deadline)
         except (ChannelTimeout, _Died):
             pass  # the reply (or its absence) tells

@@ -5,7 +5,7 @@ helper beside the student), and encodes the answer; the grader trusts none of wh
 checks every byte (``codec.decode``). Its messages (tuples):
 
     grader -> worker                                   worker -> grader
-    ("load", source, filename, handle_base, spin)      ("hello", protections, details)
+    ("load", source, filename, handle_base)            ("hello", protections, details)
     ("call", seq, name, args, kwargs, is_helper, head) ("loaded", notes, fatal, functions)
     ("has", seq, name)                                 ("ok", seq, value, args, kwargs)
                                                          (args, kwargs None: unchanged)
@@ -51,6 +51,7 @@ from rnngrade.submission.module_builder import build_module
 from rnngrade.worker_helpers import HELPERS
 
 MESSAGE_LIMIT = 4000
+SPIN_SECONDS = 100e-6  # unpinned: how long to poll for the next request before sleeping
 _FILENAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}\.py$")
 
 
@@ -62,7 +63,6 @@ class _State:
         self.fatal: str | None = None
         self.handles = HandleTable()
         self.pid = os.getpid()
-        self.spin = 0.0  # seconds to poll for the next request before sleeping
 
 
 def become_worker(chan_fd: int, out_fd: int, err_fd: int, ctx: isolation.Context, limits: dict,
@@ -180,8 +180,8 @@ def _send(state: _State, message: Any) -> None:
 def serve(state: _State) -> None:
     """Answer requests until the grader closes the channel or asks us to exit."""
     while True:
-        if state.spin and not _pinned():
-            _await_request(state.sock, state.spin)
+        if not _pinned():
+            _await_request(state.sock)
         try:
             payload = recv_frame(state.sock)
         except (ChannelClosed, OSError, ProtocolError):
@@ -209,8 +209,7 @@ def serve(state: _State) -> None:
                 found = False
             _send(state, ("has", seq, bool(found)))
         elif op == "load":
-            _, source, filename, handle_base, spin = message
-            state.spin = min(float(spin), 0.01) if type(spin) is float else 0.0
+            _, source, filename, handle_base = message
             _load(state, source, filename, handle_base)
         else:
             _flush()
@@ -225,11 +224,11 @@ def _pinned() -> bool:
         return False
 
 
-def _await_request(sock: socket.socket, spin: float) -> None:
+def _await_request(sock: socket.socket) -> None:
     """Poll briefly before sleeping: a request that follows at once (the grader's next call)
     then costs no wake-up of an idle CPU, which is slow on virtual machines. Not on a single
     CPU, where polling would only keep the grader waiting."""
-    until = time.perf_counter() + spin
+    until = time.perf_counter() + SPIN_SECONDS
     while time.perf_counter() < until:
         try:
             if sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT):
