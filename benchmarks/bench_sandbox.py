@@ -7,7 +7,8 @@ Prints medians of:
 - the round trip of a call with a small array (``softmax`` of a 4×3 array), sandboxed (calls
   back to back, and each after 1 ms of grader work, as in a suite) and in-process;
 - a worker's start: the zygote handing out a jailed spare until its hello (target ≤ 20 ms), and
-  until the submission is loaded;
+  until the submission is loaded; the same with the worker that the last runner left on
+  standby, as each submission of a batch finds it;
 - the lab1 hidden suite on fixtures/submissions/lab1/reference through
   ``rnngrade.grading.engine.grade``, sandboxed and in-process, and their ratio (target ≤ 1.25).
 The first, warm-up runs (starting the zygote, collecting the suite) are not counted.
@@ -49,11 +50,14 @@ def round_trips(runner, n: int, work: float = 0.0) -> list[float]:
     return times
 
 
-def starts(source: str, n: int, pause: float) -> tuple[list[float], list[float]]:
+def starts(source: str, n: int, pause: float, standby: bool) -> tuple[list[float], list[float]]:
+    """Start latencies: to the worker's hello, and to the submission loaded. Without
+    ``standby`` each worker is a fresh one from the zygote's spare; with it, the worker the last
+    runner left on standby (as between the submissions of a batch)."""
     hello, ready = [], []
     for _ in range(n):
         time.sleep(pause)  # let the zygote get its next spare ready, as between submissions
-        runner = SandboxRunner(source, "rnn.py")
+        runner = SandboxRunner(source, "rnn.py", standby=standby)
         runner.load_notes()  # waits for the load
         hello.append(runner.startup["hello"])
         ready.append(runner.startup["hello"] + runner.startup["load"])
@@ -94,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"first runner (starts the zygote): {time.perf_counter() - started:.2f} s; "
           f"protections: {sum(runner.protections().values())}/{len(runner.protections())} "
           "active")
+    time.sleep(0.5)  # the zygote prepares its next spare once, after the first worker
     sandboxed = round_trips(runner, calls)
     between = round_trips(runner, calls // 4, work=1e-3)
     runner.close()
@@ -104,9 +109,12 @@ def main(argv: list[str] | None = None) -> int:
           f"{np.percentile(between, 90) * 1e6:.0f} µs), {median_ms(local) * 1e3:.0f} µs "
           "in-process (target ≤ 200 µs)")
 
-    hello, ready = starts(source, spawns, pause=0.15)
+    hello, ready = starts(source, spawns, pause=0.15, standby=False)
     print(f"worker start: {median_ms(hello):.1f} ms to hello (target ≤ 20 ms), "
           f"{median_ms(ready):.1f} ms with the lab1 reference loaded")
+    hello, ready = starts(source, spawns, pause=0.15, standby=True)
+    print(f"  with a worker on standby (the next submission's, started as the last one "
+          f"closed): {median_ms(hello):.1f} ms to hello, {median_ms(ready):.1f} ms loaded")
 
     sandbox_suite, inprocess_suite = suite_times(reference, suites)
     ratio = statistics.median(sandbox_suite) / statistics.median(inprocess_suite)

@@ -8,7 +8,7 @@ from hypothesis.extra import numpy as hnp
 
 from rnngrade.checks.compare import CheckFailure, assert_close, compare
 from rnngrade.checks.structure import assert_outputs, compare_tree
-from rnngrade.checks.tolerance import FLOAT32, FLOAT64, tolerance_for
+from rnngrade.checks.tolerance import EXACT, FLOAT32, FLOAT64, Tolerance, tolerance_for
 
 finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
 
@@ -95,3 +95,38 @@ def test_torch_results_must_stay_tensors_on_the_inputs_device():
     assert compare(torch.zeros(3, dtype=torch.float64), want, FLOAT64, "h").ok
     meta = torch.zeros(3, dtype=torch.float64, device="meta")
     assert "on meta" in compare(meta, want, FLOAT64, "h").message()
+
+
+@settings(max_examples=200, deadline=None)
+@given(hnp.arrays(np.float64, st.integers(1, 40),
+                  elements=st.floats(-1e6, 1e6, allow_nan=False)),
+       st.data())
+def test_the_float64_fast_path_measures_what_extended_precision_measures(want, data):
+    """Finite real arrays take a float64 path; it must agree with the extended-precision one
+    on every figure a message or a margin shows (the two differ by rounding of |a−e| only)."""
+    from rnngrade.checks.compare import _errors, _finite_errors
+
+    noise = data.draw(hnp.arrays(np.float64, want.shape, elements=st.floats(-1e-6, 1e-6)))
+    got = (want + noise * data.draw(st.sampled_from([0.0, 1e-6, 1.0, 1e3])))
+    tol = data.draw(st.sampled_from([FLOAT64, FLOAT32, EXACT, Tolerance(0.0, 1e-6, "relative")]))
+    want = want.astype(data.draw(st.sampled_from([np.float64, np.longdouble])))
+    fast = _finite_errors(got, want, tol)
+    assert fast is not None
+    wide = _errors(got, want, tol)
+    for f, w in zip(fast, wide, strict=True):
+        np.testing.assert_allclose(f, w, rtol=1e-15, atol=0)  # one rounding of |a−e| apart
+    flips = (fast[2] > 1.0) != (wide[2] > 1.0)
+    assert np.all(np.abs(wide[2][flips] - 1.0) < 1e-12)  # only a ratio at 1 ± rounding may flip
+
+
+def test_non_finite_or_integer_values_take_the_extended_path():
+    from rnngrade.checks.compare import _finite_errors
+
+    tol = tolerance_for(np.zeros(1))
+    assert _finite_errors(np.array([np.nan, 1.0]), np.array([np.nan, 1.0]), tol) is None
+    assert _finite_errors(np.array([1e308, 0.0]), np.array([-1e308, 0.0]), tol) is None  # overflow
+    assert _finite_errors(np.array([1, 2]), np.array([1, 2]), tol) is None
+    assert _finite_errors(np.array([1j]), np.array([1j]), tol) is None
+    assert compare(np.array([np.nan, 1.0]), np.array([np.nan, 1.0]), tol, "x").ok
+    overflowing = compare(np.array([1e308]), np.array([-1e308]), tol, "x")
+    assert not overflowing.ok and overflowing.max_abs_error == np.inf

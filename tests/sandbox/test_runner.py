@@ -257,3 +257,40 @@ def test_an_argument_that_cannot_cross_is_the_grader_s_error_not_the_student_s(s
     with pytest.raises(TypeError, match="cannot be sent to the sandbox"):
         runner.call("same_object", (object(), 1))
     assert runner.call("same_object", (1, 1)).value is True and runner.worker_pid == pid
+
+
+LIMITS_PROBE = textwrap.dedent('''
+    import os
+    import resource
+
+    def cpu_limit():
+        return resource.getrlimit(resource.RLIMIT_CPU)[0]
+
+    def pid():
+        return os.getpid()
+''')
+
+
+def test_a_closed_runner_leaves_a_worker_on_standby_for_the_next_one(sandbox):
+    from rnngrade.sandbox.zygote import shared_client
+
+    client = shared_client()
+    first = sandbox(LIMITS_PROBE)
+    first.close()
+    assert client.on_standby is not None
+    second = sandbox(LIMITS_PROBE)
+    assert client.on_standby is None  # the second runner took it
+    assert second.call("cpu_limit").value == Limits().cpu_seconds
+    assert second.call("pid").value == 1  # a worker like any other: PID 1 of its namespace
+    second.close()
+    assert client.on_standby is not None
+    sandbox(LIMITS_PROBE, standby=False)
+    assert client.on_standby is not None  # left for a runner that wants one
+
+
+def test_a_standby_worker_with_other_limits_is_not_used(sandbox):
+    sandbox(LIMITS_PROBE).close()  # leaves a worker with the default limits on standby
+    other = sandbox(LIMITS_PROBE, limits=Limits(cpu_seconds=7))
+    assert other.call("cpu_limit").value == 7
+    fresh = sandbox(LIMITS_PROBE, standby=False)
+    assert fresh.call("cpu_limit").value == Limits().cpu_seconds

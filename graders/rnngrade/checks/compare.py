@@ -114,7 +114,7 @@ def compare(actual: object, expected: object, tol: Tolerance, name: str, *,
     if expected_array is None:
         raise TypeError(f"{name}: expected value of type {type(expected).__name__} is not an array")
     result.expected_shape = tuple(expected_array.shape)
-    result.expected_dtype = str(expected_array.dtype)
+    result.expected_dtype = dtype_name(expected_array.dtype)
     if actual is None:
         return _fail(result, "none", UNFINISHED)
     if _is_tensor(expected) and not _is_tensor(actual):
@@ -131,13 +131,24 @@ def compare(actual: object, expected: object, tol: Tolerance, name: str, *,
         kind = "a torch tensor" if _is_tensor(expected) else "a NumPy array"
         return _fail(result, "type", f"expected {kind}, got {_describe(actual)}")
     result.shape = tuple(actual_array.shape)
-    result.dtype = str(actual_array.dtype)
+    result.dtype = dtype_name(actual_array.dtype)
     if result.shape != result.expected_shape:
         return _fail(result, "shape", f"shape {result.shape}, expected {result.expected_shape}")
     problem = _dtype_problem(actual_array.dtype, expected_array.dtype, dtype)
     if problem:
         return _fail(result, "dtype", problem)
     return _compare_values(result, actual_array, expected_array, tol, reveal)
+
+
+_DTYPE_NAMES: dict[np.dtype, str] = {}
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    """``str(dtype)``, remembered (NumPy builds the name anew on every call)."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype)
+    return name
 
 
 def _describe(value: object) -> str:
@@ -180,33 +191,25 @@ def _compare_values(result: Comparison, got: np.ndarray, want: np.ndarray, tol: 
     result.n_total = int(want.size)
     if want.size == 0:
         return result
-    wide = np.clongdouble if (got.dtype.kind == "c" or want.dtype.kind == "c") else np.longdouble
-    g = got.astype(wide)
-    w = want.astype(wide)
-    with np.errstate(invalid="ignore", over="ignore"):
-        error = np.abs(g - w).astype(np.float64)
-    scale = np.abs(w).astype(np.float64)
-    got_finite = np.isfinite(got)
-    want_finite = np.isfinite(want)
-    # Non-finite entries must match exactly (nan where nan, +inf where +inf).
-    same_nonfinite = ~want_finite & ~got_finite & ((got == want) | (np.isnan(got) & np.isnan(want)))
-    error = np.where(want_finite & got_finite, error, np.where(same_nonfinite, 0.0, np.inf))
-    allowed = tol.atol + tol.rtol * np.where(want_finite, scale, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(error == 0, 0.0, error / allowed)
-        # an entry expected to be 0 has no relative error (it would read 1e+300): not shown
-        relative = np.where((error == 0) | (scale == 0), 0.0, error / np.maximum(scale, 1e-300))
+    measured = _finite_errors(got, want, tol)
+    if measured is None:
+        measured = _errors(got, want, tol)
+    error, scale, ratio = measured
     bad = ratio > 1.0
-    result.n_bad = int(bad.sum())
-    result.ratio = float(ratio.max())
+    result.n_bad = int(np.count_nonzero(bad))
     flat = int(np.argmax(ratio))
+    result.ratio = float(ratio.reshape(-1)[flat])
     result.worst_index = tuple(int(i) for i in np.unravel_index(flat, want.shape))
-    result.max_abs_error = float(error.reshape(-1)[flat])
-    result.max_rel_error = float(relative.reshape(-1)[flat])  # at the worst entry
+    worst_error = float(error.reshape(-1)[flat])
+    worst_scale = float(scale.reshape(-1)[flat])
+    result.max_abs_error = worst_error
+    # an entry expected to be 0 has no relative error (it would read 1e+300): not shown
+    result.max_rel_error = (0.0 if worst_error == 0 or worst_scale == 0
+                            else worst_error / max(worst_scale, 1e-300))  # at the worst entry
     if result.n_bad == 0:
         return result
     result.ok = False
-    nonfinite = ~got_finite & want_finite
+    nonfinite = ~np.isfinite(got) & np.isfinite(want)
     if nonfinite.any():
         first = tuple(int(i) for i in np.argwhere(nonfinite)[0])
         result.problem = "nonfinite"
@@ -219,6 +222,44 @@ def _compare_values(result: Comparison, got: np.ndarray, want: np.ndarray, tol: 
         index = result.worst_index
         result.revealed = f"got {got[index].item()!r}, expected {want[index].item()!r}"
     return result
+
+
+Errors = tuple[np.ndarray, np.ndarray, np.ndarray]  # |a−e|, |e|, |a−e| / allowed (float64)
+
+
+def _finite_errors(got: np.ndarray, want: np.ndarray, tol: Tolerance) -> Errors | None:
+    """The errors of two real float arrays that are finite everywhere, with the subtraction in
+    the wider of their dtypes (float64 at least: an IEEE subtraction is the exact difference,
+    correctly rounded); None for any other case (complex, integer, a NaN or inf)."""
+    if got.dtype.kind != "f" or want.dtype.kind != "f":
+        return None
+    wide = np.result_type(got.dtype, want.dtype, np.float64)
+    w = want.astype(wide, copy=False)
+    with np.errstate(all="ignore"):  # an overflow shows as inf and takes the general path
+        error = np.abs(got.astype(wide, copy=False) - w).astype(np.float64, copy=False)
+        scale = np.abs(w).astype(np.float64, copy=False)
+        if not (np.isfinite(error).all() and np.isfinite(scale).all()):
+            return None
+        if tol.atol > 0:
+            return error, scale, error / (tol.atol + tol.rtol * scale)
+        return error, scale, np.where(error == 0, 0.0, error / (tol.rtol * scale))
+
+
+def _errors(got: np.ndarray, want: np.ndarray, tol: Tolerance) -> Errors:
+    """The errors in any case, computed in extended precision; a NaN or inf must match
+    exactly (NaN where NaN, +inf where +inf) or its error is infinite."""
+    wide = np.clongdouble if (got.dtype.kind == "c" or want.dtype.kind == "c") else np.longdouble
+    with np.errstate(all="ignore"):  # inf and NaN are handled below
+        error = np.abs(got.astype(wide) - want.astype(wide)).astype(np.float64)
+        scale = np.abs(want.astype(wide)).astype(np.float64)
+        got_finite = np.isfinite(got)
+        want_finite = np.isfinite(want)
+        same_nonfinite = ~want_finite & ~got_finite & (
+            (got == want) | (np.isnan(got) & np.isnan(want)))
+        error = np.where(want_finite & got_finite, error, np.where(same_nonfinite, 0.0, np.inf))
+        allowed = tol.atol + tol.rtol * np.where(want_finite, scale, 0.0)
+        ratio = np.where(error == 0, 0.0, error / allowed)
+    return error, scale, ratio
 
 
 def assert_close(actual: object, expected: object, tol: Tolerance, name: str, *,

@@ -31,42 +31,65 @@ def _is_number_list(value: Any) -> bool:
 
 def compare_tree(got: Any, want: Any, tol: Tolerance, name: str,
                  names: tuple[str, ...] | None, required: Any,
-                 reveal: bool = False, only: set[str] | None = None) -> list[Comparison]:
+                 reveal: bool = False, only: set[str] | None = None,
+                 stop_at_failure: bool = False) -> list[Comparison]:
     """Compare two results structurally, leaf by leaf (``only``: compare just the leaves of
-    these names; structural differences are reported either way)."""
+    these names; structural differences are reported either way; ``stop_at_failure``: return
+    at the first failed comparison of a name in ``only``, which then ends the list)."""
+    out: list[Comparison] = []
+    _walk(got, want, tol, name, names, required, reveal, only,
+          only if stop_at_failure and only is not None else set(), out)
+    return out
+
+
+def _walk(got: Any, want: Any, tol: Tolerance, name: str, names: tuple[str, ...] | None,
+          required: Any, reveal: bool, only: set[str] | None, stop: set[str],
+          out: list[Comparison]) -> bool:
+    """Append the comparisons of ``got`` against ``want`` to ``out``; True to stop the walk."""
     if isinstance(want, tuple | list) and not _is_number_list(want):
         if not isinstance(got, tuple | list) or _is_number_list(got):
-            return [_structure(name, f"expected a {type(want).__name__} of {len(want)} items, "
-                                     f"got {_kind(got)}", tol)]
+            return _add(out, stop, _structure(
+                name, f"expected a {type(want).__name__} of {len(want)} items, got {_kind(got)}",
+                tol))
         if len(got) != len(want):
-            return [_structure(name, f"returns {len(got)} items, expected {len(want)}", tol)]
-        out: list[Comparison] = []
+            return _add(out, stop, _structure(
+                name, f"returns {len(got)} items, expected {len(want)}", tol))
         for i, (g, w) in enumerate(zip(got, want, strict=True)):
             label = names[i] if names and i < len(names) else f"{name}[{i}]"
-            out += compare_tree(g, w, tol, label, None, required, reveal, only)
-        return out
+            if _walk(g, w, tol, label, None, required, reveal, only, stop, out):
+                return True
+        return False
     if isinstance(want, dict):
         if not isinstance(got, dict):
-            return [_structure(name, f"expected a dict with keys {sorted(want)}, got "
-                                     f"{_kind(got)}", tol)]
-        out = []
+            return _add(out, stop, _structure(
+                name, f"expected a dict with keys {sorted(want)}, got {_kind(got)}", tol))
         missing = [k for k in want if k not in got]
-        if missing:
-            out.append(_structure(name, f"missing key(s) {missing}", tol))
+        if missing and _add(out, stop, _structure(name, f"missing key(s) {missing}", tol)):
+            return True
         for key in want:
-            if key in got:
-                out += compare_tree(got[key], want[key], tol, f"{name}[{key!r}]", None, required,
-                                    reveal, only)
-        return out
+            if key in got and _walk(got[key], want[key], tol, f"{name}[{key!r}]", None,
+                                    required, reveal, only, stop, out):
+                return True
+        return False
     if only is not None and name not in only:
-        return []
+        return False
+    return _add(out, stop, _compare_leaf(got, want, tol, name, required, reveal))
+
+
+def _add(out: list[Comparison], stop: set[str], comparison: Comparison) -> bool:
+    out.append(comparison)
+    return not comparison.ok and comparison.name in stop
+
+
+def _compare_leaf(got: Any, want: Any, tol: Tolerance, name: str, required: Any,
+                  reveal: bool) -> Comparison:
     if _is_number_list(want) or isinstance(want, int | np.integer) and not isinstance(want, bool):
         if _is_number_list(want) and isinstance(got, list | tuple) and _is_number_list(list(got)):
             got = list(got)
         leaf_tol = EXACT if all(isinstance(v, int | np.integer) for v in
                                 (want if isinstance(want, list) else [want])) else tol
-        return [compare(np.asarray(got) if isinstance(got, list) else got,
-                        np.asarray(want), leaf_tol, name, reveal=reveal)]
+        return compare(np.asarray(got) if isinstance(got, list) else got,
+                       np.asarray(want), leaf_tol, name, reveal=reveal)
     if isinstance(want, bool | str) or want is None:
         ok = type(got) is type(want) and got == want
         comparison = Comparison(name, EXACT, ok=ok)
@@ -76,8 +99,8 @@ def compare_tree(got: Any, want: Any, tol: Tolerance, name: str,
             comparison.detail = f"wrong value (got {got!r:.80})" if type(got) is type(want) else (
                 f"expected a {type(want).__name__}, got {_kind(got)}")
             comparison.ratio = float("inf")
-        return [comparison]
-    return [compare(got, want, tol, name, dtype=required, reveal=reveal)]
+        return comparison
+    return compare(got, want, tol, name, dtype=required, reveal=reveal)
 
 
 def _structure(name: str, detail: str, tol: Tolerance) -> Comparison:

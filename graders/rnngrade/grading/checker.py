@@ -96,12 +96,14 @@ class Checker:
              ) -> str | None:
         return None if self.memo is None else self.memo.key(name, fn, args, extra)
 
-    def _trusted(self, role: str, key: str | None, run: Callable[[], Any]) -> Any:
+    def _trusted(self, role: str, key: str | None, run: Callable[[], Any], *,
+                 read_only: bool = False) -> Any:
         """A value computed on the trusted side (reference, oracle, mutant), memoised across
-        submissions when the grader keeps a memo."""
+        submissions when the grader keeps a memo (read_only: the caller never changes it, so a
+        memoised value need not be copied)."""
         if self.memo is None:
             return run()
-        return self.memo.compute(key, role, run)
+        return self.memo.compute(key, role, run, shared=read_only)
 
     def _failure(self, name: str, probe: Probe, args: tuple, got: Any, want: Any,
                  comparisons: list[Comparison], failed: list[Comparison], tol: Tolerance,
@@ -150,7 +152,7 @@ class Checker:
         for mutant, proxy in self.mutants:
             try:
                 theirs = self._trusted(f"mutant {mutant.name}", key,
-                                       lambda proxy=proxy: probe(proxy, *args))
+                                       lambda proxy=proxy: probe(proxy, *args), read_only=True)
             except Exception:  # noqa: BLE001 - a mutant that raises matches nothing
                 continue
             if _agrees_on(got, theirs, tol, name, names, failing):
@@ -161,17 +163,10 @@ class Checker:
 def _agrees_on(got: Any, theirs: Any, tol: Tolerance, name: str,
                names: tuple[str, ...] | None, failing: set[str]) -> bool:
     """Whether ``theirs`` matches ``got`` on every failing leaf it has (and has at least one).
-    Leaf by leaf, so a mutant that differs is dismissed at its first differing leaf."""
-    found = False
-    for leaf in sorted(failing):
-        comparisons = [c for c in compare_tree(got, theirs, tol, name, names, None, only={leaf})
-                       if c.name == leaf]
-        if not comparisons:
-            continue
-        if not comparisons[-1].ok:
-            return False
-        found = True
-    return found
+    A mutant is dismissed at its first differing leaf."""
+    compared = [c for c in compare_tree(got, theirs, tol, name, names, None, only=failing,
+                                        stop_at_failure=True) if c.name in failing]
+    return bool(compared) and all(c.ok for c in compared)
 
 
 def _error_signature(message: str) -> str:

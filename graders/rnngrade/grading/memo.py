@@ -269,21 +269,25 @@ class ExpectationMemo:
         except Undigestable:
             return None
 
-    def compute(self, key: str | None, role: str, run: Callable[[], Any]) -> Any:
+    def compute(self, key: str | None, role: str, run: Callable[[], Any], *,
+                shared: bool = False) -> Any:
         """``run()``, or the memoised result of the same computation (``role`` tells apart the
-        reference, an oracle and each mutant sharing one key)."""
+        reference, an oracle and each mutant sharing one key).
+
+        shared: a hit returns the stored value itself, not a copy, for a caller that only
+        reads it."""
         if key is None:
             self.uncacheable += 1
             return run()
         base = f"{role}|{key}"
         entry = self._entries.get(base)
         if entry is not None and not entry.rng_dependent:
-            return self._hit(base, entry)
+            return self._hit(base, entry, shared)
         before = _rng_state()
         if entry is not None:  # known to draw random numbers: key by the state as well
             found = self._entries.get(f"{base}|{_rng_digest(before)}")
             if found is not None:
-                return self._hit(f"{base}|{_rng_digest(before)}", found)
+                return self._hit(f"{base}|{_rng_digest(before)}", found, shared)
         self.misses += 1
         try:
             value = run()
@@ -293,14 +297,14 @@ class ExpectationMemo:
         self._remember(base, before, True, value)
         return value
 
-    def _hit(self, key: str, entry: _Entry) -> Any:
+    def _hit(self, key: str, entry: _Entry, shared: bool) -> Any:
         self.hits += 1
         self._entries.move_to_end(key)
         if entry.rng_after is not None:
             _set_rng_state(entry.rng_after)
         if not entry.ok:
             raise copy.copy(entry.value).with_traceback(None)
-        return copy_tree(entry.value)
+        return entry.value if shared else copy_tree(entry.value)
 
     def _remember(self, base: str, before: tuple, ok: bool, value: Any) -> None:
         after = _rng_state()

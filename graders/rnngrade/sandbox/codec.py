@@ -61,6 +61,8 @@ _TORCH_DTYPES = {
     "int64": "<i8", "float16": "<f2", "bfloat16": "<i2", "float32": "<f4", "float64": "<f8",
     "complex64": "<c8", "complex128": "<c16", "uint16": "<u2", "uint32": "<u4", "uint64": "<u8",
 }
+_TENSOR_DTYPES = {name: np.dtype(code) for name, code in _TORCH_DTYPES.items()}
+_TENSOR_NAMES = {name: bytes([len(name)]) + name.encode() for name in _TORCH_DTYPES}
 _BUILTINS = (bool, int, float, complex, str, bytes, list, tuple, dict)
 
 T_NONE, T_TRUE, T_FALSE = b"N", b"T", b"F"
@@ -336,34 +338,49 @@ class _Encoder:
         if x.layout != torch.strided or x.is_quantized or getattr(x, "is_nested", False):
             raise ProtocolError(f"a tensor with layout {x.layout} is not plain data: return a "
                                 "dense tensor")
-        name = str(x.dtype).removeprefix("torch.")
+        name = _torch_dtype_name(x.dtype)
         if name not in _TORCH_DTYPES:
             raise ProtocolError(f"a tensor of dtype {x.dtype} cannot be sent")
-        device = str(x.device)
-        if not _DEVICE_RE.match(device):
+        cpu = x.is_cpu
+        device = "cpu" if cpu else str(x.device)
+        if not cpu and not _DEVICE_RE.match(device):
             raise ProtocolError(f"a tensor on device {device} cannot be sent")
         if x.dim() > 64:
             raise ProtocolError("a tensor with more than 64 dimensions is not plain data")
         self._check_size(x.numel() * x.element_size())
-        requires_grad = bool(x.requires_grad)
-        t = x.detach()
+        requires_grad = x.requires_grad
+        t = x.detach() if requires_grad else x
         if t.is_conj():
             t = t.resolve_conj()
         if t.is_neg():
             t = t.resolve_neg()
-        if t.device.type != "cpu":
+        if not cpu:
             t = t.cpu()
-        t = t.contiguous()
+        if not t.is_contiguous():
+            t = t.contiguous()
         if name == "bfloat16":
             t = t.view(torch.int16)
         arr = t.numpy()
         self.head += T_TENSOR
-        self._text(name, _U8)
+        self.head += _TENSOR_NAMES[name]
         self._text(device, _U8)
-        self.head += _U8.pack(1 if requires_grad else 0)
+        self.head += b"\x01" if requires_grad else b"\x00"
         self._shape(tuple(x.shape))
         self._raw(arr)
         self._remember(x)
+
+
+_TORCH_NAMES: dict[Any, str] = {}
+
+
+def _torch_dtype_name(dtype: Any) -> str:
+    """``float64`` for ``torch.float64`` (remembered: building it anew costs)."""
+    name = _TORCH_NAMES.get(dtype)
+    if name is None:
+        name = str(dtype).removeprefix("torch.")
+        if len(_TORCH_NAMES) < 64:
+            _TORCH_NAMES[dtype] = name
+    return name
 
 
 _PADS = [_U8.pack(n) + bytes(n) for n in range(ALIGN)]
@@ -671,21 +688,21 @@ class _Decoder:
         return arr[0]
 
     def tensor(self, depth: int) -> Any:
-        import torch
-
+        torch = _torch()
+        if torch is None:
+            import torch
         name = self.text(_U8)
-        if name not in _TORCH_DTYPES:
+        dtype = _TENSOR_DTYPES.get(name)
+        if dtype is None:
             raise ProtocolError(f"bad tensor dtype {name[:20]!r}")
         device = self.text(_U8)
-        if not _DEVICE_RE.match(device):
+        if device != "cpu" and not _DEVICE_RE.match(device):
             raise ProtocolError(f"bad tensor device {device[:20]!r}")
         flags = self.unpack(_U8)
         shape, count = self.shape()
-        arr = self.raw_array(np.dtype(_TORCH_DTYPES[name]), (count,), count)
-        tensor = torch.from_numpy(arr)
+        tensor = torch.from_numpy(self.raw_array(dtype, shape, count))
         if name == "bfloat16":
             tensor = tensor.view(torch.bfloat16)
-        tensor = tensor.reshape(shape)
         if device != "cpu":
             if not torch.cuda.is_available():
                 raise ProtocolError(f"a tensor on {device} arrived but CUDA is not available "

@@ -241,17 +241,22 @@ class SandboxRunner:
     The constructor starts the worker and checks its protections (raising SandboxUnavailable
     unless the private filesystem and the unprivileged uid are in force, or
     ``allow_unprotected``); the submission then loads while the grader gets on with its own
-    work, and the first request waits for it."""
+    work, and the first request waits for it.
+
+    standby: take the worker the last runner left on standby (``ZygoteClient.prepare``) and,
+    when closed, leave one for the next runner; False starts a fresh worker and leaves none."""
 
     _isolate = True  # tests subclass with False to check the refusal; never for hostile code
 
     def __init__(self, source: str, filename: str, *, device: str = "cpu",
-                 limits: Limits | None = None, allow_unprotected: bool = False) -> None:
+                 limits: Limits | None = None, allow_unprotected: bool = False,
+                 standby: bool = True) -> None:
         self.source = source
         self.filename = filename
         self.device = device
         self.limits = limits or Limits()
         self.allow_unprotected = allow_unprotected
+        self.standby = standby
         self._lock = threading.RLock()
         self._client = shared_client()
         self._holder: list[_Worker | None] = [None]
@@ -310,9 +315,14 @@ class SandboxRunner:
 
     def close(self) -> None:
         with self._lock:
+            if self._closed:
+                return
             self._closed = True
             self._loading = None
             self._finalizer()
+            if self.standby and self._client.alive and os.getpid() == self._owner:
+                with contextlib.suppress(SandboxUnavailable):
+                    self._client.prepare(self.device, self.limits.as_wire(), self._isolate)
 
     def __enter__(self) -> SandboxRunner:
         return self
@@ -491,7 +501,7 @@ class SandboxRunner:
         self._generation += 1
         started = time.perf_counter()
         pid, sock, out_fd, err_fd = self._client.spawn(self.device, self.limits.as_wire(),
-                                                       self._isolate)
+                                                       self._isolate, fresh=not self.standby)
         spawned = time.perf_counter()
         worker = _Worker(pid, sock, out_fd, err_fd, self.limits.output_bytes)
         self._holder[0] = worker

@@ -124,7 +124,10 @@ class _Zygote:
                         return
                     except ProtocolError:
                         continue
-                    self._handle(message, fds)
+                    try:
+                        self._handle(message, fds)
+                    except (BrokenPipeError, ConnectionResetError):
+                        return  # the grader has gone (an answer found no one to read it)
                 else:
                     spare = next((s for s in self.spares if s.sock is sock), None)
                     if spare is not None:
@@ -452,12 +455,38 @@ def _hidden_paths() -> list[str]:
     return paths
 
 
+@dataclass
+class _PendingSpawn:
+    """A spawn request sent ahead of need: its sequence number and the grader's ends."""
+
+    seq: int
+    key: tuple
+    sock: socket.socket
+    out_r: int
+    err_r: int
+
+    def close(self) -> None:
+        self.sock.close()
+        _close(self.out_r)
+        _close(self.err_r)
+
+
+def _spawn_key(device: str, limits: dict, isolate: bool) -> tuple:
+    return (device, repr(sorted(limits.items())), isolate)
+
+
 class ZygoteClient:
-    """The grader's connection to its zygote. Thread-safe; one request at a time."""
+    """The grader's connection to its zygote. Thread-safe; one request at a time.
+
+    It can keep one worker on standby (``prepare``): asked for when a worker is done with, it
+    starts and says hello while the grader gets on with other work, and the next ``spawn`` with
+    the same settings hands it out at once."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._seq = 0
+        self._replies: dict[int, tuple] = {}  # answers that arrived while awaiting another
+        self._standby: _PendingSpawn | None = None
         self.owner = os.getpid()
         self.info: dict = {}
         self._start()
@@ -493,33 +522,85 @@ class ZygoteClient:
     def alive(self) -> bool:
         return self.process.poll() is None and self.sock.fileno() >= 0
 
+    @property
+    def on_standby(self) -> tuple | None:
+        """The settings (device, limits, isolation) of the worker on standby, if one is."""
+        standby = self._standby
+        return standby.key if standby is not None else None
+
     def _request(self, message: tuple, fds: list[int] = (), timeout: float = SPARE_TIMEOUT * 3
                  ) -> tuple:
         with self._lock:
-            self._seq += 1
-            seq = self._seq
-            message = (message[0], seq, *message[1:])
-            try:
-                send_packet(self.sock, message, fds)
-                deadline = time.monotonic() + timeout
-                while True:
-                    reply, extra = recv_packet(self.sock, deadline - time.monotonic())
-                    for fd in extra:
-                        _close(fd)
-                    if type(reply) is tuple and len(reply) >= 2 and reply[1] == seq:
-                        return reply
-            except (ChannelClosed, ChannelTimeout, ProtocolError, OSError) as exc:
-                raise SandboxUnavailable(f"lost the sandbox's zygote process ({exc})") from None
+            return self._await(self._send(message, fds), timeout)
 
-    def spawn(self, device: str, limits: dict, isolate: bool = True
+    def _send(self, message: tuple, fds: list[int] = ()) -> int:
+        """Send a request (the lock held); its sequence number."""
+        self._seq += 1
+        try:
+            send_packet(self.sock, (message[0], self._seq, *message[1:]), fds)
+        except OSError as exc:
+            raise SandboxUnavailable(f"lost the sandbox's zygote process ({exc})") from None
+        return self._seq
+
+    def _await(self, seq: int, timeout: float) -> tuple:
+        """The answer to request ``seq`` (the lock held); answers to others are kept."""
+        deadline = time.monotonic() + timeout
+        try:
+            while seq not in self._replies:
+                reply, extra = recv_packet(self.sock, deadline - time.monotonic())
+                for fd in extra:
+                    _close(fd)
+                if type(reply) is tuple and len(reply) >= 2 and type(reply[1]) is int \
+                        and reply[1] <= self._seq:
+                    self._replies[reply[1]] = reply
+        except (ChannelClosed, ChannelTimeout, ProtocolError, OSError) as exc:
+            raise SandboxUnavailable(f"lost the sandbox's zygote process ({exc})") from None
+        return self._replies.pop(seq)
+
+    def spawn(self, device: str, limits: dict, isolate: bool = True, *, fresh: bool = False
               ) -> tuple[int, socket.socket, int, int]:
-        """A new worker: (pid, channel, stdout read end, stderr read end)."""
+        """A new worker: (pid, channel, stdout read end, stderr read end); the one on standby
+        when its settings match, unless ``fresh``."""
+        key = _spawn_key(device, limits, isolate)
+        with self._lock:
+            if fresh:
+                return self._finish(self._ask(device, limits, isolate, key))
+            pending, self._standby = self._standby, None
+            if pending is not None and pending.key != key:
+                self._drop(pending)
+                pending = None
+            return self._finish(pending or self._ask(device, limits, isolate, key))
+
+    def prepare(self, device: str, limits: dict, isolate: bool = True) -> None:
+        """Ask now for the worker that the next ``spawn`` with these settings will want, so it
+        starts while the grader does other work (call it when a worker is done with, so the
+        zygote's spare, prepared meanwhile, is ready to go)."""
+        key = _spawn_key(device, limits, isolate)
+        with self._lock:
+            if self._standby is not None:
+                if self._standby.key == key:
+                    return
+                self._drop(self._standby)
+                self._standby = None
+            with contextlib.suppress(SandboxUnavailable):
+                self._standby = self._ask(device, limits, isolate, key)
+
+    def _drop(self, pending: _PendingSpawn) -> None:
+        """Forget a worker asked for but no longer wanted (the lock held)."""
+        try:
+            pid = self._finish(pending)[0]
+        except SandboxUnavailable:
+            return  # its descriptors are closed; the zygote ends what it may have started
+        pending.close()
+        with contextlib.suppress(OSError):
+            send_packet(self.sock, ("release", pid))
+
+    def _ask(self, device: str, limits: dict, isolate: bool, key: tuple) -> _PendingSpawn:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         try:
-            reply = self._request(("spawn", device, limits, isolate),
-                                  [theirs.fileno(), out_w, err_w])
+            seq = self._send(("spawn", device, limits, isolate), [theirs.fileno(), out_w, err_w])
         except BaseException:
             for fd in (out_r, err_r):
                 _close(fd)
@@ -529,12 +610,18 @@ class ZygoteClient:
             theirs.close()
             _close(out_w)
             _close(err_w)
+        return _PendingSpawn(seq, key, ours, out_r, err_r)
+
+    def _finish(self, pending: _PendingSpawn) -> tuple[int, socket.socket, int, int]:
+        try:
+            reply = self._await(pending.seq, SPARE_TIMEOUT * 3)
+        except BaseException:
+            pending.close()
+            raise
         if reply[0] != "spawned":
-            ours.close()
-            _close(out_r)
-            _close(err_r)
+            pending.close()
             raise SandboxUnavailable(f"could not start a worker: {reply[2:]}")
-        return int(reply[2]), ours, out_r, err_r
+        return int(reply[2]), pending.sock, pending.out_r, pending.err_r
 
     def reap(self, pid: int, timeout: float) -> tuple[int | None, float]:
         """(wait status, CPU seconds) of a worker that has ended; status None when it has not
@@ -552,6 +639,9 @@ class ZygoteClient:
                 pass
 
     def close(self) -> None:
+        if self._standby is not None:
+            self._standby.close()
+            self._standby = None
         try:
             self.sock.close()
         except OSError:
@@ -603,6 +693,9 @@ def _forget_after_fork() -> None:
             os.close(client.sock.detach())
         except OSError:
             pass
+        if client._standby is not None:  # the parent's worker: only our copies of its ends
+            client._standby.close()
+            client._standby = None
 
 
 atexit.register(close_shared_client)
