@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.checks.compare import to_numpy
+from rnngrade.checks.compare import UNFINISHED, to_numpy
 
 
 def _tensor_leaves(value: Any) -> list:
@@ -52,6 +52,31 @@ def autograd(module: Any, function: str, args: tuple, upstream: list, wrt: list[
         total.backward()
     grads = [call_args[i].grad for i in wrt]
     return {"outputs": _detach(outputs), "grads": grads}
+
+
+def on_cache(module: Any, function: str, before: tuple, producer: str, producer_args: tuple,
+             index: int) -> Any:
+    """``module.function(*before, module.producer(*producer_args)[index])``: a backward pass on
+    the cache of the module's own forward pass, in one call, so the cache (often the largest
+    value of a lab) never travels to the grader and back."""
+    produced = _student_call(module, producer, producer_args)
+    if produced is None:
+        raise NotImplementedError(f"{producer} {UNFINISHED}")
+    if not isinstance(produced, tuple | list) or not -len(produced) <= index < len(produced):
+        what = f"a {type(produced).__name__} of {len(produced)} items" if isinstance(
+            produced, tuple | list) else f"a value of type {type(produced).__name__}"
+        raise TypeError(f"{producer} returned {what}; {function} needs the cache, item "
+                        f"{index} of the tuple it returns")
+    return _student_call(module, function, (*before, produced[index]))
+
+
+def _student_call(module: Any, function: str, args: tuple) -> Any:
+    try:
+        return getattr(module, function)(*args)
+    except NotImplementedError as exc:
+        if str(exc):
+            raise
+        raise NotImplementedError(f"{function}: not implemented yet") from None
 
 
 def call_and_mutated(module: Any, function: str, args: tuple) -> Any:
@@ -168,6 +193,7 @@ def _output_array(out: Any, k: int) -> np.ndarray | None:
 
 HELPERS: dict[str, Callable[..., Any]] = {
     "autograd": autograd,
+    "on_cache": on_cache,
     "perturbed_losses": perturbed_losses,
     "call_and_mutated": call_and_mutated,
     "set_on_module": set_on_module,

@@ -294,3 +294,19 @@ def test_a_standby_worker_with_other_limits_is_not_used(sandbox):
     assert other.call("cpu_limit").value == 7
     fresh = sandbox(LIMITS_PROBE, standby=False)
     assert fresh.call("cpu_limit").value == Limits().cpu_seconds
+
+
+def test_a_backward_pass_on_its_own_cache_runs_in_one_call_as_in_process(sandbox, lab1_args):
+    """``on_cache`` in the worker gives the same numbers as in-process."""
+    from rnngrade.paths import course_root
+    from rnngrade.runner.proxy import ModuleProxy
+
+    source = (course_root() / "solutions" / "lab2" / "bptt.py").read_text()
+    (xt, a_prev, p), _ = lab1_args
+    da = np.random.default_rng(5).standard_normal(a_prev.shape)
+    args = ("rnn_cell_backward", (da,), "rnn_cell_forward", (xt, a_prev, p), 2)
+    here = ModuleProxy(InProcessRunner.from_source(source, "bptt.py")).on_cache(*args)
+    runner = sandbox(source, "bptt.py")
+    there = ModuleProxy(runner).on_cache(*args)
+    assert set(there) == set(here)
+    assert all(np.array_equal(there[k], here[k]) for k in here)

@@ -160,12 +160,20 @@ def _opaque_failure(report: pytest.TestReport) -> str:
     return f"the grader could not use your result ({text[:200]})"
 
 
+# Plugins a hidden suite has no use for; each would otherwise wrap every phase of every test.
+# (Capture stays, at the level of sys.stdout: the student's output never reaches the grader's
+# descriptors, it is captured per call by the runner.)
+_IDLE_PLUGINS = ("cacheprovider", "randomly", "logging", "timeout", "benchmark",
+                 "hypothesispytest", "junitxml", "doctest", "pastebin", "stepwise",
+                 "faulthandler", "subtests")
+
+
 def suite_args(lab: Lab) -> list[str]:
     """The pytest command line that runs ``lab``'s hidden suite."""
     root = course_root()
-    return [str(lab.suite_dir(root)), "-p", "no:cacheprovider", "-p", "no:randomly",
-            "--import-mode=importlib", "--rootdir", str(root), "-o", "addopts=", "-q",
-            "--tb=short", "-W", "ignore"]
+    blocked = [arg for name in _IDLE_PLUGINS for arg in ("-p", f"no:{name}")]
+    return [str(lab.suite_dir(root)), *blocked, "--capture=sys", "--import-mode=importlib",
+            "--rootdir", str(root), "-o", "addopts=", "-q", "--tb=short", "-W", "ignore"]
 
 
 def collect_outcomes(lab: Lab, runner: StudentRunner, device: str) -> GradingSession:

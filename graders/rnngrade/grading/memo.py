@@ -136,11 +136,23 @@ def _feed_function(h: Any, fn: types.FunctionType, depth: int) -> None:
     _feed(h, contents, depth + 1)
 
 
+_CODE_DIGESTS: dict[int, tuple[types.CodeType, bytes]] = {}  # id -> (the code, its digest)
+
+
 def _feed_code(h: Any, code: types.CodeType, depth: int) -> None:
-    h.update(code.co_code + repr((code.co_names, code.co_varnames, code.co_freevars,
-                                  getattr(code, "co_qualname", code.co_name))).encode())
-    for const in code.co_consts:
-        _feed(h, const, depth + 1)
+    """A code object's digest (computed once per code object: it is immutable, and a probe
+    written as a lambda is a new function around the same code on every call)."""
+    known = _CODE_DIGESTS.get(id(code))
+    if known is None or known[0] is not code:
+        inner = hashlib.sha256(
+            code.co_code + repr((code.co_names, code.co_varnames, code.co_freevars,
+                                 getattr(code, "co_qualname", code.co_name))).encode())
+        for const in code.co_consts:
+            _feed(inner, const, depth + 1)
+        if len(_CODE_DIGESTS) >= 4096:
+            _CODE_DIGESTS.clear()
+        known = _CODE_DIGESTS[id(code)] = (code, inner.digest())
+    h.update(known[1])
 
 
 def digest(*parts: Any) -> str:

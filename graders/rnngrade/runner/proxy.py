@@ -6,7 +6,7 @@ Hidden suites and public tests use the same test bodies whether the module is th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rnngrade.runner.base import TIMEOUT, CallResult, StudentError, StudentRunner
@@ -60,10 +60,28 @@ class ModuleProxy:
         self.calls.append(CallRecord(f"helper:{name}", args, kwargs, result))
         return result.value
 
-    def _guarded(self, key: str, run: Any) -> CallResult:
-        if key in self.timed_out:
-            raise StudentError(TIMEOUT, f"{self.timed_out[key]} in an earlier case; not run "
-                               "again", function=key.split(":")[-1])
+    def on_cache(self, function: str, before: tuple, producer: str, producer_args: tuple,
+                 index: int) -> Any:
+        """``function(*before, producer(*producer_args)[index])`` in one call beside the module
+        (helper ``on_cache``): a backward pass on the cache of the module's own forward pass,
+        without the cache travelling to the grader and back. Both calls are logged as if made
+        one by one, so a changed argument is named as usual."""
+        args = (function, before, producer, producer_args, index)
+        result = self._guarded(f"on_cache:{producer}:{function}",
+                               lambda: self.runner.call_helper("on_cache", args, {}),
+                               also=(producer, function))
+        after = result.args_after
+        self.calls.append(CallRecord(producer, producer_args, {},
+                                     replace(result, args_after=tuple(after[3]))))
+        self.calls.append(CallRecord(function, before, {},
+                                     replace(result, args_after=tuple(after[1]))))
+        return result.value
+
+    def _guarded(self, key: str, run: Any, also: tuple[str, ...] = ()) -> CallResult:
+        for known in (key, *also):
+            if known in self.timed_out:
+                raise StudentError(TIMEOUT, f"{self.timed_out[known]} in an earlier case; not "
+                                   "run again", function=known.split(":")[-1])
         try:
             return run()
         except StudentError as exc:

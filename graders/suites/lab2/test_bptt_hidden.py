@@ -69,12 +69,12 @@ def make_parameters(rng: np.random.Generator, n_x: int, n_a: int, n_y: int = 3,
 
 def cell_backward(m, xt, a_prev, p, da_next):
     """rnn_cell_backward on the cache of the same module's rnn_cell_forward."""
-    return m.rnn_cell_backward(da_next, m.rnn_cell_forward(xt, a_prev, p)[2])
+    return m.on_cache("rnn_cell_backward", (da_next,), "rnn_cell_forward", (xt, a_prev, p), 2)
 
 
 def sequence_backward(m, x, a0, p, da):
     """rnn_backward on the caches of the same module's rnn_forward."""
-    return m.rnn_backward(da, m.rnn_forward(x, a0, p)[2])
+    return m.on_cache("rnn_backward", (da,), "rnn_forward", (x, a0, p), 2)
 
 
 def expect_gradient_check(check, reference, name: str, backward: Callable,

@@ -87,12 +87,13 @@ def sequence_forward(m, x, a0, p):
 
 def cell_backward(m, xt, a_prev, c_prev, p, da_next, dc_next):
     """lstm_cell_backward on the cache of the same module's lstm_cell_forward."""
-    return m.lstm_cell_backward(da_next, dc_next, m.lstm_cell_forward(xt, a_prev, c_prev, p)[3])
+    return m.on_cache("lstm_cell_backward", (da_next, dc_next), "lstm_cell_forward",
+                      (xt, a_prev, c_prev, p), 3)
 
 
 def sequence_backward(m, x, a0, p, da):
     """lstm_backward on the caches of the same module's lstm_forward."""
-    return m.lstm_backward(da, m.lstm_forward(x, a0, p)[3])
+    return m.on_cache("lstm_backward", (da,), "lstm_forward", (x, a0, p), 3)
 
 
 CELL_NAMES = ("a_next", "c_next", "yt_pred")

@@ -105,7 +105,7 @@ def step(m, xt, a_prev, p):
 
 def backward_of_forward(m, xt, a_prev, p, da_next):
     """The module's gru_cell_backward on the cache of its own gru_cell_forward."""
-    return m.gru_cell_backward(da_next, m.gru_cell_forward(xt, a_prev, p)[1])
+    return m.on_cache("gru_cell_backward", (da_next,), "gru_cell_forward", (xt, a_prev, p), 1)
 
 
 def gradient_check(m, xt, a_prev, p, da_next, indices):
