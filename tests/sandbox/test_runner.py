@@ -310,3 +310,24 @@ def test_a_backward_pass_on_its_own_cache_runs_in_one_call_as_in_process(sandbox
     there = ModuleProxy(runner).on_cache(*args)
     assert set(there) == set(here)
     assert all(np.array_equal(there[k], here[k]) for k in here)
+
+
+def test_a_standby_worker_that_ended_while_waiting_is_replaced_by_a_fresh_one(sandbox,
+                                                                               monkeypatch):
+    from rnngrade.sandbox import runner as runner_module
+
+    sandbox(LIMITS_PROBE).close()  # a worker on standby
+    receive = runner_module._Worker.receive
+    ended = []
+
+    def first_hello_lost(self, *args, **kwargs):
+        if not ended:
+            ended.append(self.pid)
+            self.kill()
+            raise runner_module._Died()
+        return receive(self, *args, **kwargs)
+
+    monkeypatch.setattr(runner_module._Worker, "receive", first_hello_lost)
+    runner = sandbox(LIMITS_PROBE)
+    assert ended and runner.worker_pid != ended[0]
+    assert runner.call("pid").value == 1 and runner.restarts == 0

@@ -491,8 +491,9 @@ class SandboxRunner:
             worker.kill()
             self._reap(worker)
 
-    def _start_worker(self) -> None:
-        """Spawn a worker, check its protections, send it the submission to load."""
+    def _start_worker(self, fresh: bool = False) -> None:
+        """Spawn a worker, check its protections, send it the submission to load (``fresh``:
+        not the one on standby)."""
         if not self._client.alive:
             self._client = shared_client()
             self._finalizer.detach()
@@ -501,7 +502,8 @@ class SandboxRunner:
         self._generation += 1
         started = time.perf_counter()
         pid, sock, out_fd, err_fd = self._client.spawn(self.device, self.limits.as_wire(),
-                                                       self._isolate, fresh=not self.standby)
+                                                       self._isolate,
+                                                       fresh=fresh or not self.standby)
         spawned = time.perf_counter()
         worker = _Worker(pid, sock, out_fd, err_fd, self.limits.output_bytes)
         self._holder[0] = worker
@@ -510,7 +512,11 @@ class SandboxRunner:
         except (ChannelTimeout, _Died, ProtocolError) as exc:
             worker.kill()
             errors = worker.err.take().strip()[-2000:]
+            self._holder[0] = None  # not a failure of the submission's: no restart counted
             _, cause = self._cause(worker, "it")
+            if not fresh and self.standby and isinstance(exc, _Died):
+                self._start_worker(fresh=True)  # the worker on standby ended while it waited
+                return
             raise SandboxUnavailable(f"a worker process did not start ({str(exc) or cause})"
                                      + (f":\n{errors}" if errors else "")) from None
         except BaseException:

@@ -569,7 +569,13 @@ class ZygoteClient:
             if pending is not None and pending.key != key:
                 self._drop(pending)
                 pending = None
-            return self._finish(pending or self._ask(device, limits, isolate, key))
+            if pending is not None:
+                try:
+                    return self._finish(pending)
+                except SandboxUnavailable:
+                    if not self.alive:
+                        raise  # otherwise that one failed to start: ask for a fresh one
+            return self._finish(self._ask(device, limits, isolate, key))
 
     def prepare(self, device: str, limits: dict, isolate: bool = True) -> None:
         """Ask now for the worker that the next ``spawn`` with these settings will want, so it
