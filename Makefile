@@ -5,13 +5,14 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OUT    ?= out
 
-.PHONY: help setup demo test test-slow validate lint bench clean
+.PHONY: help setup demo test test-slow validate check-cuda lint bench clean
 
 help:
 	@echo "make demo       set up $(VENV) and grade the sample submissions into $(OUT)/"
 	@echo "make test       set up $(VENV) and run the test suite (slow tests excluded)"
 	@echo "make test-slow  the slow, training-style and long end-to-end tests"
 	@echo "make validate   rnngrade validate: reference full, stubs 0, every mutant caught and named"
+	@echo "make check-cuda on a machine with a GPU: the CUDA tests, and validate on CUDA in-process and sandboxed"
 	@echo "make lint       ruff"
 	@echo "make bench      the benchmarks in benchmarks/"
 
@@ -36,6 +37,16 @@ test-slow: setup
 
 validate: setup
 	$(BIN)/rnngrade validate
+
+# Needs a CUDA build of torch, which the pinned CPU build of `setup` is not: run it with an
+# interpreter that has one and rnngrade installed, e.g. `make check-cuda CUDA_PYTHON=python3`.
+CUDA_PYTHON ?= $(BIN)/python
+check-cuda:
+	$(CUDA_PYTHON) -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 'no CUDA device, or torch without CUDA')"
+	$(CUDA_PYTHON) -m pytest -q -p no:cacheprovider -m cuda tests
+	$(CUDA_PYTHON) -m pytest -q -p no:cacheprovider tests/sandbox/test_isolation.py -k cuda
+	$(CUDA_PYTHON) -m rnngrade.cli validate --device cuda
+	$(CUDA_PYTHON) -m rnngrade.cli validate --device cuda --sandbox
 
 lint: setup
 	$(BIN)/ruff check .

@@ -51,3 +51,15 @@ def test_a_rubric_that_does_not_match_the_suite_is_refused(tmp_path):
     path.write_text("lab: lab1\ntests:\n  test_a: {points: -1}\n")
     with pytest.raises(RubricError, match="non-negative"):
         load_rubric(path)
+
+
+def test_validate_on_a_missing_device_says_so_without_a_traceback():
+    from rnngrade.checks.devices import cuda_unavailable_reason
+
+    if not cuda_unavailable_reason():
+        pytest.skip("this machine has a CUDA device")
+    done = subprocess.run([sys.executable, "-m", "rnngrade.cli", "validate", "--lab", "lab1",
+                           "--device", "cuda"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 4
+    assert "the grader cannot run: --device cuda was asked for but" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout

@@ -163,6 +163,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 @command("validate")
 def cmd_validate(args: argparse.Namespace) -> int:
+    from rnngrade.grading.engine import GradingError, resolve_device
     from rnngrade.labs import UnknownLabError, available_labs, get_lab
     from rnngrade.validate import format_report, validate_lab
 
@@ -174,7 +175,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     labs = [lab for lab in labs if (lab.suite_dir() / "rubric.yaml").exists()]
     failed = []
     for lab in labs:
-        report = validate_lab(lab, device=args.device, inprocess=not args.sandbox)
+        try:
+            resolve_device(args.device)
+            report = validate_lab(lab, device=args.device, inprocess=not args.sandbox)
+        except GradingError as exc:
+            print(f"rnngrade: the grader cannot run: {exc}", file=sys.stderr)
+            return EXIT_GRADER
         print(format_report(report), flush=True)
         print()
         if not report.ok:
