@@ -1,9 +1,10 @@
-"""The NumPy references of labs 1–3 (the classic column layout) against PyTorch.
+"""The NumPy references of labs 1–4 (the classic column layout) against PyTorch.
 
 The hidden suites compare a submission with the reference, so a reference that is wrong in the
 same way as a submission would pass it. These tests pin each NumPy reference to an independent
 computation: ``torch.nn.RNN``/``torch.nn.LSTM`` for the forward passes (the weights rearranged
-from the classic layout) and autograd for the backward passes. Everything is float64; the two
+from the classic layout; the classic GRU, which ``torch.nn.GRU`` does not compute, against its
+equations) and autograd for the backward passes. Everything is float64; the two
 sides compute the same sums in different orders, so they agree to ~1e-15 relative, and
 ``atol=1e-10, rtol=1e-8`` leaves a wide margin while any real mistake is off by far more.
 """
@@ -154,3 +155,32 @@ def test_lab3_lstm_backward_is_autograd_of_the_recurrence(seed):
     for g in GATES:
         close(grads["dW" + g], leaves["W" + g].grad, "dW" + g)
         close(grads["db" + g], leaves["b" + g].grad, "db" + g)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_lab4_classic_gru_cell_is_its_equations_and_its_backward_is_autograd(seed):
+    """The classic GRU puts the reset gate *before* the product (Wc·[r ⊙ a_prev; xt]), which
+    ``torch.nn.GRU`` does not, so the forward pass is pinned to its equations written in torch,
+    and the backward pass to autograd of L = Σ da_next ⊙ a_next through them."""
+    rng = np.random.default_rng(seed)
+    n_x, n_a, m = 3, 4, 5
+    xt, a_prev, da_next = (rng.standard_normal(s) for s in ((n_x, m), (n_a, m), (n_a, m)))
+    p = {}
+    for gate in ("u", "r", "c"):
+        p["W" + gate] = rng.standard_normal((n_a, n_a + n_x)) / np.sqrt(n_a + n_x)
+        p["b" + gate] = 0.3 * rng.standard_normal((n_a, 1))
+    lab4 = reference("lab4")
+    a_next, cache = lab4.gru_cell_forward(xt, a_prev, p)
+    grads = lab4.gru_cell_backward(da_next, cache)
+
+    leaves = {k: torch.tensor(v, requires_grad=True) for k, v in
+              (("xt", xt), ("a_prev", a_prev), *p.items())}
+    h, x = leaves["a_prev"], leaves["xt"]
+    u = torch.sigmoid(leaves["Wu"] @ torch.cat([h, x]) + leaves["bu"])
+    r = torch.sigmoid(leaves["Wr"] @ torch.cat([h, x]) + leaves["br"])
+    candidate = torch.tanh(leaves["Wc"] @ torch.cat([r * h, x]) + leaves["bc"])
+    expected = u * candidate + (1 - u) * h
+    (torch.tensor(da_next) * expected).sum().backward()
+    close(a_next, expected, "a_next")
+    for key, leaf in (("dxt", "xt"), ("da_prev", "a_prev"), *((f"d{k}", k) for k in p)):
+        close(grads[key], leaves[leaf].grad, key)
