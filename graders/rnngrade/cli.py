@@ -174,17 +174,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     labs = [lab for lab in labs if (lab.suite_dir() / "rubric.yaml").exists()]
     failed = []
-    for lab in labs:
-        try:
-            resolve_device(args.device)
+    try:
+        resolve_device(args.device)
+        for lab in labs:
             report = validate_lab(lab, device=args.device, inprocess=not args.sandbox)
-        except GradingError as exc:
-            print(f"rnngrade: the grader cannot run: {exc}", file=sys.stderr)
-            return EXIT_GRADER
-        print(format_report(report), flush=True)
-        print()
-        if not report.ok:
-            failed.append(lab.name)
+            print(format_report(report), flush=True)
+            print()
+            if not report.ok:
+                failed.append(lab.name)
+    except GradingError as exc:
+        print(f"rnngrade: the grader cannot run: {exc}", file=sys.stderr)
+        return EXIT_GRADER
     if failed:
         print(f"validate: problems in {', '.join(failed)}")
         return EXIT_FAILURES

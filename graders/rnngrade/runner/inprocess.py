@@ -90,7 +90,7 @@ class InProcessRunner:
             with redirect[0], redirect[1]:
                 value = target(*call_args, **call_kwargs)
         except NotImplementedError as exc:
-            raise StudentError(NOT_IMPLEMENTED, str(exc) or f"{name}: not implemented yet",
+            raise StudentError(NOT_IMPLEMENTED, not_implemented_message(exc, self.module, name),
                                function=name) from None
         except StudentError:
             raise
@@ -123,6 +123,18 @@ def student_failure(exc: BaseException, module: types.ModuleType,
     if unfinished:  # a template's None placeholder: unfinished, not a crash
         return NOT_IMPLEMENTED, unfinished
     return EXCEPTION, describe_exception(exc, module)
+
+
+def not_implemented_message(exc: NotImplementedError, module: types.ModuleType,
+                            function: str) -> str:
+    """The message of a NotImplementedError, or for a bare one "f: not implemented yet", where f
+    is the student function the grader (or a grader helper) called: the outermost frame of the
+    student's file, else ``function``."""
+    text = str(exc)
+    if text:
+        return text
+    frames = student_frames(exc, getattr(module, "__file__", None))
+    return f"{frames[0][2] if frames else function}: not implemented yet"
 
 
 def describe_exception(exc: BaseException, module: types.ModuleType) -> str:

@@ -39,6 +39,7 @@ from rnngrade.runner.base import (
 )
 from rnngrade.runner.inprocess import (
     describe_exception,
+    not_implemented_message,
     resolve_function_refs,
     student_failure,
 )
@@ -303,7 +304,7 @@ def _call(state: _State, seq: int, name: str, args: tuple, kwargs: dict,
         call_kwargs = {k: resolve_function_refs(v, args) for k, v in kwargs.items()}
         value = target(*call_args, **call_kwargs)
     except NotImplementedError as exc:
-        kind, message = NOT_IMPLEMENTED, _text(exc) or f"{name}: not implemented yet"
+        kind, message = NOT_IMPLEMENTED, _not_implemented(exc, module, name)
     except MemoryError:
         kind, recycle = MEMORY, True
         message = f"{name} killed: memory limit {describe_bytes(state.limits['memory_bytes'])}"
@@ -398,6 +399,13 @@ def _describe(exc: BaseException, module: types.ModuleType) -> str:
         return _short(describe_exception(exc, module))
     except BaseException:  # noqa: BLE001 - a student exception whose str() fails
         return f"{type(exc).__name__} (its message could not be shown)"
+
+
+def _not_implemented(exc: NotImplementedError, module: types.ModuleType, name: str) -> str:
+    try:
+        return _short(not_implemented_message(exc, module, name))
+    except BaseException:  # noqa: BLE001 - a student exception whose str() fails
+        return f"{name}: not implemented yet"
 
 
 def _text(exc: BaseException) -> str:

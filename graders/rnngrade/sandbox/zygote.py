@@ -563,12 +563,7 @@ class ZygoteClient:
         when its settings match, unless ``fresh``."""
         key = _spawn_key(device, limits, isolate)
         with self._lock:
-            if fresh:
-                return self._finish(self._ask(device, limits, isolate, key))
-            pending, self._standby = self._standby, None
-            if pending is not None and pending.key != key:
-                self._drop(pending)
-                pending = None
+            pending = None if fresh else self._take_standby(key)
             if pending is not None:
                 try:
                     return self._finish(pending)
@@ -583,13 +578,20 @@ class ZygoteClient:
         zygote's spare, prepared meanwhile, is ready to go)."""
         key = _spawn_key(device, limits, isolate)
         with self._lock:
-            if self._standby is not None:
-                if self._standby.key == key:
-                    return
-                self._drop(self._standby)
-                self._standby = None
+            if self.on_standby == key:
+                return
+            self._take_standby(key)  # one with other settings is dropped
             with contextlib.suppress(SandboxUnavailable):
                 self._standby = self._ask(device, limits, isolate, key)
+
+    def _take_standby(self, key: tuple) -> _PendingSpawn | None:
+        """The worker on standby if it has these settings (the lock held); one with other
+        settings is dropped. Either way none is on standby afterwards."""
+        pending, self._standby = self._standby, None
+        if pending is not None and pending.key != key:
+            self._drop(pending)
+            return None
+        return pending
 
     def _drop(self, pending: _PendingSpawn) -> None:
         """Forget a worker asked for but no longer wanted (the lock held)."""
