@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnngrade.paths import course_root
+from rnngrade.sandbox.limits import Limits
 
 
 class UnknownLabError(ValueError):
@@ -21,6 +22,8 @@ class Lab:
     module: str
     functions: tuple[str, ...]
     uses_torch: bool
+    limits: Limits = field(default_factory=Limits)  # per worker; a test may override by marker
+    budget_seconds: float = 300.0  # wall clock for one whole submission's hidden suite
 
     @property
     def filename(self) -> str:

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -90,7 +91,11 @@ def test_first_run_creates_the_comment_and_the_second_updates_it(github, ci_env,
 def test_the_console_script_reads_the_github_environment(github, ci_env, checkout, tmp_path):
     github.files = ["assignments/lab1/rnn.py"]
     env = {**os.environ, **ci_env}
-    done = subprocess.run([shutil.which("rnngrade") or "rnngrade", "ci", "--submission",
+    # The console script installed beside this interpreter: the one `make` put in .venv/bin,
+    # whatever else PATH holds.
+    script = Path(sys.executable).with_name("rnngrade")
+    assert script.exists(), f"{script} is missing: rnngrade is not installed in this environment"
+    done = subprocess.run([str(script), "ci", "--submission",
                            str(checkout), "--out", str(tmp_path / "out"), "--inprocess",
                            "--device", "cpu"], env=env, capture_output=True, text=True,
                           timeout=300)

@@ -1,0 +1,85 @@
+"""Every error the grader raises on purpose, and the exit code each one maps to.
+
+Three kinds of failure, told apart everywhere:
+
+- ``UsageError`` (exit 2): the command line or its arguments are wrong (unknown lab, missing path).
+- ``SubmissionError`` (exit 3): the submission cannot be loaded at all; reports are still written
+  and say why. Never raised for a mistake *inside* loadable code: that is graded as 0 per test.
+- ``GraderError`` (exit 4): trusted code failed (a rubric, a hidden suite, a mutant, the sandbox,
+  a renderer). It is never scored against the student and never quoted to them; the instructor
+  sees the details.
+
+``exit_code_for`` is the one place that maps an exception to an exit code.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """The exit codes of every ``rnngrade`` command."""
+
+    OK = 0  # the command did its job (grading completed, whatever the score)
+    FAILURES = 1  # validate / generate --check / release found problems to fix
+    USAGE = 2  # bad arguments: unknown lab, unknown device, missing path
+    UNLOADABLE = 3  # the submission could not be loaded at all (reports are still written)
+    GRADER = 4  # the grader itself failed (suite, rubric, mutant, sandbox, renderer, device)
+    GITHUB = 5  # ci: the GitHub API refused the token or kept failing
+    INTERRUPTED = 130  # Ctrl-C; what finished is kept on disk
+
+
+class RnngradeError(Exception):
+    """Base of every error the grader raises on purpose."""
+
+    exit_code: ExitCode = ExitCode.GRADER
+
+
+class UsageError(RnngradeError):
+    """The command line asks for something that does not exist or cannot work."""
+
+    exit_code = ExitCode.USAGE
+
+
+class SubmissionError(RnngradeError):
+    """The submission cannot be loaded at all (not JSON, unsafe archive, nothing to grade)."""
+
+    exit_code = ExitCode.UNLOADABLE
+
+
+class GraderError(RnngradeError):
+    """Trusted code failed: never the student's fault, never shown to the student."""
+
+    exit_code = ExitCode.GRADER
+
+    #: What a student reads instead of the details.
+    STUDENT_MESSAGE = "internal grading error: the instructor has been told"
+
+
+class RubricError(GraderError):
+    """A rubric is malformed or does not match its suite."""
+
+
+class SuiteError(GraderError):
+    """A hidden suite does not collect or breaks while it runs (a fixture, a helper)."""
+
+
+class MutantError(GraderError):
+    """A mutant's edit does not apply to the reference, or the mutant table is malformed."""
+
+
+class SandboxError(GraderError):
+    """The sandbox cannot start on this machine, or its trusted side failed."""
+
+
+class RenderError(GraderError):
+    """A report could not be rendered or written."""
+
+
+def exit_code_for(exc: BaseException) -> ExitCode:
+    """The exit code a command returns when ``exc`` ends it."""
+    if isinstance(exc, KeyboardInterrupt):
+        return ExitCode.INTERRUPTED
+    if isinstance(exc, RnngradeError):
+        return exc.exit_code
+    return ExitCode.GRADER  # anything unexpected is the grader's fault, never exit 1
