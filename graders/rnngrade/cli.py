@@ -117,6 +117,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from rnngrade.grading.engine import GradingError, grade
     from rnngrade.labs import UnknownLabError
     from rnngrade.results.render import write_reports
+    from rnngrade.results.sanitize import clean_result
 
     if not args.submission.exists():
         print(f"rnngrade: {args.submission} does not exist", file=sys.stderr)
@@ -129,6 +130,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     except GradingError as exc:
         print(f"rnngrade: the grader cannot run: {exc}", file=sys.stderr)
         return EXIT_GRADER
+    result = clean_result(result)  # what the submission controls, safe for this terminal too
     files = write_reports(result, args.out)
     print(f"{result.lab}: {result.score:g}/{result.max_score:g} for {result.submission}")
     if result.error:

@@ -21,6 +21,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from rnngrade.results.sanitize import clean_name
+
 SUBMISSION_SUFFIXES = (".py", ".ipynb", ".zip")
 IGNORED_NAMES = frozenset({"__pycache__", "__MACOSX", "Thumbs.db"})
 MAX_ENTRY_BYTES = 50 * 1024 * 1024
@@ -125,7 +127,7 @@ def discover(folders: list[Path]) -> list[Entry]:
             student = path.name
         else:
             student = f"{folder.name}-{path.name}"
-        entries.append(Entry(student, path))
+        entries.append(Entry(clean_name(student), path))  # stored, rendered: made safe once
     ids = Counter(e.student for e in entries)
     duplicates = sorted(i for i, n in ids.items() if n > 1)
     if duplicates:

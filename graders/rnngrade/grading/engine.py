@@ -307,7 +307,8 @@ def _grade_one(submission: Path, lab: Lab, rubric: Rubric, device: str, inproces
     runner = make_runner(loaded, device, inprocess)
     try:
         session = collect(runner)
-        notes = loaded.notes + runner.load_notes()
+        notes = list(loaded.notes)
+        student_notes = runner.load_notes()  # written after student code ran: quoted as its own
         protections = runner.protections()
         missing = [f for f in lab.functions if not _has(runner, f)]
     finally:
@@ -319,7 +320,7 @@ def _grade_one(submission: Path, lab: Lab, rubric: Rubric, device: str, inproces
         score=round(sum(t.score for t in tests), 4),
         max_score=sum(t.max_score for t in tests),
         execution_time=round(time.perf_counter() - started, 3), tests=tests, notes=notes,
-        protections=protections, **base)
+        student_notes=student_notes, protections=protections, **base)
 
 
 def not_graded(lab: Lab, rubric: Rubric, name: str, device: str, error: str,

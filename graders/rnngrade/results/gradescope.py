@@ -29,6 +29,10 @@ def overall_output(result: GradeResult) -> str:
     if result.error:
         lines.append(f"Your submission could not be graded: {result.error}")
     lines += result.notes
+    if result.student_notes:
+        lines.append("While loading, your code reported (its own output, quoted; not a message "
+                     "from the course staff):")
+        lines += [f"> {line}" for note in result.student_notes for line in note.split("\n")]
     return "\n".join(lines)
 
 
@@ -64,6 +68,7 @@ def to_gradescope(result: GradeResult) -> dict[str, Any]:
         "status": result.status,
         "error": result.error,
         "notes": result.notes,
+        "student_notes": result.student_notes,
         "device": result.device,
         "protections": result.protections,
         "grader_version": result.grader_version,

@@ -63,7 +63,10 @@ class GradeResult:
     device: str = "cpu"
     status: str = "graded"  # graded | load_error
     error: str = ""  # why the submission could not be graded at all
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # the grader's own notes
+    # What the submission reported while it loaded (from the worker, after student code ran):
+    # shown quoted, as the submission's output, never as a notice from the grader.
+    student_notes: list[str] = field(default_factory=list)
     protections: dict[str, bool] = field(default_factory=dict)
     grader_version: str = ""
     graded_at: str = ""

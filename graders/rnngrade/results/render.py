@@ -1,19 +1,41 @@
-"""Rendering a GradeResult with the Jinja2 templates in ``templates/``."""
+"""Rendering a GradeResult with the Jinja2 templates in ``templates/``.
+
+Every report goes through ``prepared``: the result is cleaned (``sanitize.clean_result``: the
+one boundary for text the submission controls) and, for the reports a student reads, reduced to
+what the rubric's visibility lets them see (``visibility.student_view``). The templates then
+escape for their format: HTML and XML by Jinja2's autoescape, Markdown with the ``md_inline`` and
+``md_code`` filters (``escape``), JSON by ``tojson``.
+"""
 
 from __future__ import annotations
 
 import json
+from enum import Enum
 from functools import cache
 from pathlib import Path
 
 import jinja2
 
 from rnngrade.paths import templates_dir
+from rnngrade.results.escape import md_code, md_inline
 from rnngrade.results.gradescope import overall_output, test_output, to_gradescope
 from rnngrade.results.model import GradeResult
+from rnngrade.results.sanitize import clean_result
+from rnngrade.results.visibility import student_view
 
 MARKDOWN_LIMIT = 60 * 1024  # GitHub comments take 65,536 characters; keep room for a wrapper
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "results.schema.json"
+
+
+class Audience(Enum):
+    STUDENT = "student"  # feedback.html, feedback.md, junit.xml, the pull-request comment
+    INSTRUCTOR = "instructor"  # results.json (Gradescope applies its visibility field)
+
+
+def prepared(result: GradeResult, audience: Audience) -> GradeResult:
+    """``result`` cleaned, and for a student reduced to what they may see."""
+    cleaned = clean_result(result)
+    return student_view(cleaned) if audience is Audience.STUDENT else cleaned
 
 
 def format_points(value: float) -> str:
@@ -31,7 +53,8 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["num"] = format_points
-    env.filters["md_escape"] = lambda s: str(s).replace("|", "\\|").replace("\n", "<br>")
+    env.filters["md_inline"] = md_inline
+    env.filters["md_code"] = md_code
     env.globals["test_output"] = test_output
     return env
 
@@ -41,17 +64,19 @@ def render(template: str, **context: object) -> str:
 
 
 def render_results_json(result: GradeResult) -> str:
-    return render("results.json.j2", data=to_gradescope(result))
+    return render("results.json.j2", data=to_gradescope(prepared(result, Audience.INSTRUCTOR)))
 
 
 def render_feedback_html(result: GradeResult) -> str:
-    return render("feedback.html.j2", r=result, summary=overall_output(result))
+    shown = prepared(result, Audience.STUDENT)
+    return render("feedback.html.j2", r=shown, summary=overall_output(shown))
 
 
 def render_feedback_md(result: GradeResult, limit: int = MARKDOWN_LIMIT) -> str:
-    text = render("feedback.md.j2", r=result, detail=True)
+    shown = prepared(result, Audience.STUDENT)
+    text = render("feedback.md.j2", r=shown, detail=True)
     if len(text.encode()) > limit:
-        text = render("feedback.md.j2", r=result, detail=False)
+        text = render("feedback.md.j2", r=shown, detail=False)
     if len(text.encode()) > limit:
         text = text.encode()[: limit - 200].decode(errors="ignore") + \
             "\n\n… (feedback truncated; see feedback.html for every test)\n"
@@ -59,7 +84,7 @@ def render_feedback_md(result: GradeResult, limit: int = MARKDOWN_LIMIT) -> str:
 
 
 def render_junit(result: GradeResult) -> str:
-    return render("junit.xml.j2", r=result)
+    return render("junit.xml.j2", r=prepared(result, Audience.STUDENT))
 
 
 def write_reports(result: GradeResult, out: Path) -> dict[str, Path]:
