@@ -50,6 +50,7 @@ from rnngrade.runner.base import StudentRunner
 from rnngrade.runner.inprocess import InProcessRunner
 from rnngrade.runner.proxy import ModuleProxy
 from rnngrade.submission.load import LoadedSubmission, SubmissionError, load_submission
+from rnngrade.submission.module_builder import salvage_source
 
 DEVICES = ("cpu", "cuda", "auto")
 
@@ -304,11 +305,13 @@ def _grade_one(submission: Path, lab: Lab, rubric: Rubric, device: str, inproces
     except SubmissionError as exc:
         return not_graded(lab, rubric, submission.name, device, str(exc),
                           round(time.perf_counter() - started, 3), base["graded_at"])
+    parse_notes = _parse_notes(loaded.source)
     runner = make_runner(loaded, device, inprocess)
     try:
         session = collect(runner)
-        notes = list(loaded.notes)
-        student_notes = runner.load_notes()  # written after student code ran: quoted as its own
+        notes = list(loaded.notes) + parse_notes
+        # the worker's notes were written after student code ran: quoted as its own output
+        student_notes = [n for n in runner.load_notes() if n not in parse_notes]
         protections = runner.protections()
         missing = [f for f in lab.functions if not _has(runner, f)]
     finally:
@@ -321,6 +324,14 @@ def _grade_one(submission: Path, lab: Lab, rubric: Rubric, device: str, inproces
         max_score=sum(t.max_score for t in tests),
         execution_time=round(time.perf_counter() - started, 3), tests=tests, notes=notes,
         student_notes=student_notes, protections=protections, **base)
+
+
+def _parse_notes(source: str) -> list[str]:
+    """The grader's own notes on lines that do not parse (parsing runs no student code)."""
+    try:
+        return salvage_source(source)[1]
+    except Exception:  # noqa: BLE001 - a parser limit: the worker reports the failure itself
+        return []
 
 
 def not_graded(lab: Lab, rubric: Rubric, name: str, device: str, error: str,
