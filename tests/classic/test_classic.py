@@ -138,7 +138,7 @@ def expectation_problems(expected: dict, result: GradeResult, lab: str) -> list[
     problems = []
     for function, spec in expected["functions"].items():
         problems += function_problems(function, spec, grouped[function])
-    notes = "\n".join(result.notes)
+    notes = "\n".join(result.notes + result.student_notes)  # the grader's and the quoted ones
     problems += [f"notes lack {text!r}" for text in expected.get("notes", []) if text not in notes]
     problems += [f"notes mention {text!r}" for text in expected.get("notes_absent", [])
                  if text in notes]
@@ -151,7 +151,8 @@ def test_each_function_gets_the_verdict_a_careful_ta_gives(fixture, lab):
     result = graded(fixture, lab)
     assert result.status == "graded", result.error
     problems = expectation_problems(FIXTURES[fixture][lab], result, lab)
-    assert not problems, "\n".join(problems) + "\n--- notes:\n" + "\n".join(result.notes)
+    assert not problems, "\n".join(problems) + "\n--- notes:\n" + \
+        "\n".join(result.notes + result.student_notes)
 
 
 @pytest.mark.parametrize("lab", ["lab2", "lab3"])
