@@ -21,6 +21,7 @@ from rich.text import Text
 from rnngrade.gradebook.batch import BatchReport, ProgressHook
 from rnngrade.gradebook.store import GRADED
 from rnngrade.results.escape import terminal_text
+from rnngrade.results.sanitize import clean_name
 
 STATUS_STYLE = {GRADED: "green", "load_error": "yellow", "error": "red", "timeout": "red"}
 
@@ -59,7 +60,7 @@ class RichProgress(ProgressHook):
             self.problems += 1
         last = student if status == GRADED else f"{student} ({status})"
         # the column is a markup template: the student's name goes in escaped
-        self.progress.update(self.task, advance=1, last=escape(terminal_text(last, 40)))
+        self.progress.update(self.task, advance=1, last=escape(clean_name(last, 40)))
 
     def stop(self) -> None:
         self.progress.stop()
@@ -82,9 +83,9 @@ def print_report(console: Console, report: BatchReport, max_rows: int = 40) -> N
         status = Text(row.status + (" (kept)" if row.skipped else ""),
                       style=STATUS_STYLE.get(row.status, ""))
         # Text, never a str: rich would read markup in a student's name or message
-        table.add_row(Text(terminal_text(row.student, 200)), status,
+        table.add_row(Text(clean_name(row.student)), status,
                       f"{row.score:g}/{row.max_score:g}", f"{percent:.0f}",
-                      f"{row.seconds:.2f}", Text(terminal_text(row.note, 300)))
+                      f"{row.seconds:.2f}", Text(clean_name(row.note, 300)))
     console.print(table)
     if len(report.rows) > max_rows:
         console.print(f"[dim]… the {max_rows} lowest of {len(report.rows)} shown; every student "
