@@ -120,7 +120,7 @@ def check_markdown(text: str, headings: list[str] | None = None) -> list:
 def table_rows(tokens: list) -> list[str]:
     """The text of each body row of the first table."""
     rows, row, inside = [], [], False
-    for i, token in enumerate(tokens):
+    for token in tokens:
         if token.type == "tbody_open":
             inside = True
         elif token.type == "tbody_close":
