@@ -64,16 +64,30 @@ def render(template: str, **context: object) -> str:
 
 
 def render_results_json(result: GradeResult) -> str:
-    return render("results.json.j2", data=to_gradescope(prepared(result, Audience.INSTRUCTOR)))
+    return _results_json(prepared(result, Audience.INSTRUCTOR))
 
 
 def render_feedback_html(result: GradeResult) -> str:
-    shown = prepared(result, Audience.STUDENT)
-    return render("feedback.html.j2", r=shown, summary=overall_output(shown))
+    return _feedback_html(prepared(result, Audience.STUDENT))
 
 
 def render_feedback_md(result: GradeResult, limit: int = MARKDOWN_LIMIT) -> str:
-    shown = prepared(result, Audience.STUDENT)
+    return _feedback_md(prepared(result, Audience.STUDENT), limit)
+
+
+def render_junit(result: GradeResult) -> str:
+    return _junit(prepared(result, Audience.STUDENT))
+
+
+def _results_json(result: GradeResult) -> str:
+    return render("results.json.j2", data=to_gradescope(result))
+
+
+def _feedback_html(shown: GradeResult) -> str:
+    return render("feedback.html.j2", r=shown, summary=overall_output(shown))
+
+
+def _feedback_md(shown: GradeResult, limit: int = MARKDOWN_LIMIT) -> str:
     text = render("feedback.md.j2", r=shown, detail=True)
     if len(text.encode()) > limit:
         text = render("feedback.md.j2", r=shown, detail=False)
@@ -83,18 +97,20 @@ def render_feedback_md(result: GradeResult, limit: int = MARKDOWN_LIMIT) -> str:
     return text
 
 
-def render_junit(result: GradeResult) -> str:
-    return render("junit.xml.j2", r=prepared(result, Audience.STUDENT))
+def _junit(shown: GradeResult) -> str:
+    return render("junit.xml.j2", r=shown)
 
 
 def write_reports(result: GradeResult, out: Path) -> dict[str, Path]:
     """Write results.json, feedback.html, feedback.md and junit.xml into ``out`` (atomically)."""
     out.mkdir(parents=True, exist_ok=True)
+    everything = prepared(result, Audience.INSTRUCTOR)
+    shown = student_view(everything)
     files = {
-        "results.json": render_results_json(result),
-        "feedback.html": render_feedback_html(result),
-        "feedback.md": render_feedback_md(result),
-        "junit.xml": render_junit(result),
+        "results.json": _results_json(everything),
+        "feedback.html": _feedback_html(shown),
+        "feedback.md": _feedback_md(shown),
+        "junit.xml": _junit(shown),
     }
     written = {}
     for name, text in files.items():

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rnngrade.results.model import GradeResult, TestResult
@@ -48,6 +48,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # C0 controls but tab and newline, DEL, C1 controls, bidirectional overrides and isolates,
 # the two non-characters XML 1.0 forbids.
 _FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufffe\uffff]")
+_ANY_SUSPECT = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufffe\uffff\ud800-\udfff]")
 
 
 def clean_text(value: object, limit: int = FIELD_LIMIT) -> str:
@@ -62,6 +64,8 @@ def clean_text(value: object, limit: int = FIELD_LIMIT) -> str:
         text = str(value)
     if len(text) > 4 * limit + 64:  # cut early: the rules below never lengthen the text
         text = text[: 4 * limit + 64]
+    if _ANY_SUSPECT.search(text) is None:  # the usual case: nothing to replace or remove
+        return truncate(text, limit)
     text = _SURROGATE.sub("\ufffd", text)
     text = _ESCAPE_SEQUENCE.sub("", text)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -105,8 +109,7 @@ def clean_result(result: GradeResult) -> GradeResult:
         protections={clean_name(k): bool(v) for k, v in dict(result.protections).items()},
         grader_version=clean_name(result.grader_version),
         graded_at=clean_name(result.graded_at), tests=tests)
-    lengths: list[int] = []
-    _map_free_text(cleaned, lambda s: (lengths.append(len(s)), s)[1])
+    lengths = [len(text) for text in _free_texts(cleaned)]
     if sum(lengths) <= REPORT_LIMIT:
         return cleaned
     cap = fair_cap(lengths, REPORT_LIMIT)
@@ -152,6 +155,21 @@ def _clean_data(value: Any, depth: int = 0) -> Any:
     if value is None or isinstance(value, bool | int | float):
         return value
     return clean_text(value, NAME_LIMIT)
+
+
+def _free_texts(result: GradeResult) -> Iterator[str]:
+    """Every free-text field of ``result``, in the order ``_map_free_text`` visits them."""
+    yield result.error
+    yield from result.notes
+    yield from result.student_notes
+    for t in result.tests:
+        yield t.message
+        yield from t.diagnosis
+        yield t.hint
+        for c in t.cases:
+            yield c.message
+            yield from c.diagnosis
+            yield c.hint
 
 
 def _map_free_text(result: GradeResult, f: Callable[[str], str]) -> GradeResult:
