@@ -16,7 +16,7 @@ from rnngrade.cli import EXIT_OK, EXIT_UNLOADABLE, main
 
 from .conftest import EXPECTED, ODD, check_reports, html_elements
 
-# A 12 MB message, 20 MB printed at load time, an 8 MB syntax-error line: each report stays a
+# A 6 MB message, 20 MB printed at load time, an 8 MB syntax-error line: each report stays a
 # few tens of KB, far under REPORT_BOUND, and a cut message says so.
 FLOODS = {"huge_message": "truncated", "print_flood_load": "truncated", "huge_syntax_line": ""}
 FLOOD_BOUND = 64 * 1024
