@@ -11,9 +11,11 @@ from rnngrade.results.escape import csv_cell, log_line, md_code, md_inline
 from rnngrade.results.model import CaseResult, GradeResult, TestResult
 from rnngrade.results.sanitize import (
     FIELD_LIMIT,
+    MAX_NOTES,
     REPORT_LIMIT,
     TRUNCATED,
     clean_name,
+    clean_notes,
     clean_result,
     clean_text,
     fair_cap,
@@ -42,6 +44,13 @@ def test_clean_text_caps_each_field_and_is_idempotent():
     assert len(cut) == FIELD_LIMIT and cut.endswith(TRUNCATED)
     assert clean_text(cut) == cut
     assert clean_text("short") == "short"
+
+
+def test_clean_notes_keeps_at_most_twenty_and_counts_the_rest():
+    notes = clean_notes([f"note {i}" for i in range(100)])
+    assert len(notes) == MAX_NOTES and notes[-1] == "… and 81 more not shown"
+    assert clean_notes(notes) == notes
+    assert clean_notes(None) == [] and clean_notes("one") == ["one"]
 
 
 def test_clean_name_is_one_line():

@@ -88,12 +88,12 @@ def truncate(text: str, limit: int) -> str:
 
 
 def clean_notes(notes: object, limit: int = FIELD_LIMIT) -> list[str]:
-    """A list of notes, each cleaned, at most ``MAX_NOTES`` (the rest counted in the last)."""
+    """A list of notes, each cleaned, at most ``MAX_NOTES`` (the last one counting the rest)."""
     items = list(notes) if isinstance(notes, list | tuple) else [notes] if notes else []
-    kept = [clean_text(n, limit) for n in items[:MAX_NOTES]]
-    if len(items) > MAX_NOTES:
-        kept.append(f"… and {len(items) - MAX_NOTES} more not shown")
-    return kept
+    if len(items) <= MAX_NOTES:
+        return [clean_text(n, limit) for n in items]
+    kept = [clean_text(n, limit) for n in items[: MAX_NOTES - 1]]
+    return [*kept, f"… and {len(items) - len(kept)} more not shown"]
 
 
 def clean_result(result: GradeResult) -> GradeResult:
