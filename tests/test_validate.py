@@ -46,8 +46,10 @@ def test_a_rubric_that_does_not_match_the_suite_is_refused(tmp_path):
     path = tmp_path / "rubric.yaml"
     path.write_text("lab: lab1\ntests:\n  test_a: {points: 1}\n")
     rubric = load_rubric(path)
-    with pytest.raises(RubricError, match=r"without a rubric entry: \['test_b'\]"):
-        rubric.check_matches({"test_a", "test_b"})
+    with pytest.raises(RubricError, match=r"without a rubric entry: test_b \(t\.py:7\)"):
+        rubric.check_matches({"test_a": "t.py:1", "test_b": "t.py:7"})
+    with pytest.raises(RubricError, match=r"entries without a test: test_a \(.*rubric.yaml:3\)"):
+        rubric.check_matches({"test_b": "t.py:7"})
     path.write_text("lab: lab1\ntests:\n  test_a: {points: -1}\n")
     with pytest.raises(RubricError, match="non-negative"):
         load_rubric(path)
@@ -61,5 +63,5 @@ def test_validate_on_a_missing_device_says_so_without_a_traceback():
     done = subprocess.run([sys.executable, "-m", "rnngrade.cli", "validate", "--lab", "lab1",
                            "--device", "cuda"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 4
-    assert "the grader cannot run: --device cuda was asked for but" in done.stderr
+    assert "the grader is broken: --device cuda was asked for but" in done.stderr
     assert "Traceback" not in done.stderr + done.stdout

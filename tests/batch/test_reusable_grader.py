@@ -12,6 +12,7 @@ import torch
 from rnngrade.gradebook.synthetic import make_class
 from rnngrade.grading.engine import Grader, grade_isolated
 from rnngrade.grading.memo import ExpectationMemo
+from rnngrade.grading.session import report_sections
 from rnngrade.paths import course_root
 
 SUBMISSIONS = course_root() / "fixtures" / "submissions"
@@ -66,9 +67,9 @@ def test_nothing_leaks_from_one_submission_into_the_next(grader, tmp_path):
     noisy = tmp_path / "rnn.py"
     noisy.write_text((reference / "rnn.py").read_text() + "\nprint('hello ' * 10000)\n")
     assert grader.grade(noisy).score == grader.rubric.max_points
-    item = grader._items[0]
+    item = grader._session.items[0]
     assert item.user_properties == [] or len(item.user_properties) < 5
-    assert len(item._report_sections) <= 3
+    assert len(report_sections(item)) <= 3
 
 
 def test_memo_key_sees_closures_arguments_and_code():

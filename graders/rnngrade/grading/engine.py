@@ -240,6 +240,8 @@ class Grader:
     def grade(self, submission: Path, *, budget: float | None = None) -> GradeResult:
         """Grade one submission (the same result as ``grade_isolated``)."""
         with self._lock:
+            if self.closed:
+                raise GraderError(f"this {self.lab.name} grader is closed")
             self.graded += 1
             return _grade_one(submission, self.assets, self.device, self.inprocess, budget,
                               self._run)

@@ -44,7 +44,7 @@ def partial_credit(points: float, passed: int, ran: int) -> float:
     return round(points * passed / ran, 4) if ran else 0.0
 
 
-def test_outcome(cases: Sequence[CaseResult]) -> Outcome:
+def outcome_of(cases: Sequence[CaseResult]) -> Outcome:
     """passed (every case that ran), partial (some), error (every failure an error), failed,
     or skipped (no case ran)."""
     ran = [c for c in cases if c.outcome != Outcome.SKIPPED]
@@ -72,7 +72,7 @@ def summarise_test(name: str, title: str, points: float, visibility: str,
     return TestResult(
         name=name, title=title, score=partial_credit(points, len(passed), len(ran)) if failures
         else (points if ran else 0.0), max_score=points if ran else 0.0,
-        outcome=test_outcome(cases), visibility=visibility, message=message,
+        outcome=outcome_of(cases), visibility=visibility, message=message,
         diagnosis=diagnosis, hint=hint, cases_passed=len(passed), cases_total=len(cases),
         cases_skipped=len(cases) - len(ran), seconds=round(sum(c.seconds for c in cases), 4),
         cases=cases, checks=checks)
