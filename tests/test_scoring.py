@@ -12,10 +12,10 @@ from rnngrade.grading.scoring import (
     CaseOf,
     build_results,
     failure_summary,
+    outcome_of,
     partial_credit,
     rank_diagnoses,
     summarise_test,
-    outcome_of,
 )
 from rnngrade.results.model import CaseResult, Outcome
 
