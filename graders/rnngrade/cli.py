@@ -182,6 +182,7 @@ def write_reports_or_json(result: GradeResult, out: Path) -> tuple[dict[str, Pat
     (with the failure in its instructor-only detail) and False."""
     import json
 
+    from rnngrade.errors import RenderError
     from rnngrade.results.gradescope import to_gradescope
     from rnngrade.results.render import write_reports
 
@@ -190,7 +191,8 @@ def write_reports_or_json(result: GradeResult, out: Path) -> tuple[dict[str, Pat
     except Exception:  # noqa: BLE001 - a renderer is trusted code: the grader's fault
         detail = traceback.format_exc()
         print(detail.rstrip(), file=sys.stderr)
-        print("rnngrade: the grader is broken: a report could not be written", file=sys.stderr)
+        print(f"rnngrade: {error_line(RenderError('a report could not be written'))}",
+              file=sys.stderr)
         result.grader_detail = (result.grader_detail + "\n" + detail).strip()
         out.mkdir(parents=True, exist_ok=True)
         path = out / "results.json"
@@ -296,9 +298,12 @@ def cmd_batch(args: argparse.Namespace) -> int:
         return ExitCode.INTERRUPTED
     print_report(console, report)
     if report.grader_errors:
-        print(f"rnngrade batch: the grader is broken: it failed on {report.grader_errors} "
-              "submission(s), recorded as not graded (see their results.json); the next run "
-              "grades them again", file=sys.stderr)
+        from rnngrade.errors import GraderError
+
+        failed = GraderError(f"it failed on {report.grader_errors} submission(s), recorded as "
+                             "not graded (see their results.json); the next run grades them "
+                             "again")
+        print(f"rnngrade batch: {error_line(failed)}", file=sys.stderr)
         return ExitCode.GRADER
     return ExitCode.OK
 

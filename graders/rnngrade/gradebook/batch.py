@@ -44,7 +44,7 @@ from rnngrade.gradebook.store import (
 )
 from rnngrade.grading.devices import resolve_device
 from rnngrade.grading.rubric import Rubric, load_rubric
-from rnngrade.grading.scoring import not_graded
+from rnngrade.grading.scoring import grader_failed, not_graded
 from rnngrade.labs import Lab, get_lab
 from rnngrade.results.model import GradeResult, Status
 from rnngrade.results.render import write_reports
@@ -157,7 +157,7 @@ def note(result: GradeResult, mistakes: set[str]) -> str:
     """A short line about a result for the final table: why it was not graded, or the known
     mistakes diagnosed in it, or how many tests lost points."""
     if result.status == Status.GRADER_ERROR:
-        return "not graded: the grader failed on it (see results.json); graded again next run"
+        return "not graded: grader error (see its results.json); graded again next run"
     if result.error:
         return result.error.splitlines()[0][:160]
     diagnoses = [d.split(": ", 1)[0] for t in result.tests for d in t.diagnosis]
@@ -329,6 +329,9 @@ def _recorded(entry: Entry, payload: Payload | None, outcome: dict, lab: Lab, ru
         result = GradeResult.from_dict(outcome["result"])
         status = {Status.GRADED: GRADED, Status.LOAD_ERROR: LOAD_ERROR,
                   Status.GRADER_ERROR: GRADER_ERROR}[result.status]
+    elif outcome.get("status") == GRADER_ERROR:
+        status = GRADER_ERROR
+        result = grader_failed(lab, rubric, entry.path.name, device, outcome.get("detail", ""))
     else:
         status = outcome.get("status", ERROR)
         message = ("not graded: the submission could not be loaded" if status == LOAD_ERROR

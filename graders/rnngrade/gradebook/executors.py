@@ -92,9 +92,8 @@ def grade_payload(spec: dict, payload: dict) -> dict:
         except EntryError as exc:
             return {"error": str(exc), "status": "error", "worker": worker}
         except Exception as exc:  # noqa: BLE001 - one broken submission never stops a batch
-            where = "".join(traceback.format_exception(exc)[-3:])
-            return {"error": f"the grader failed on this submission: {exc!r}",
-                    "status": "error", "worker": worker, "detail": where[-2000:]}
+            return {"error": GraderError.STUDENT_MESSAGE, "status": "grader_error",
+                    "worker": worker, "detail": "".join(traceback.format_exception(exc))[-8000:]}
     return {"result": result.to_dict(), "worker": worker, "grader_version": result.grader_version,
             "seconds": round(time.perf_counter() - started, 4),
             "cpu_seconds": round(time.process_time() - cpu, 4)}
