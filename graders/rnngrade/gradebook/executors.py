@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from rnngrade.errors import GraderError
+from rnngrade.errors import GraderError, RnngradeError
 
 Task = tuple[str, dict]  # (key, Payload.to_wire())
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
@@ -84,7 +84,7 @@ def grade_payload(spec: dict, payload: dict) -> dict:
         try:
             grader = shared_grader(spec["lab"], device=spec["device"],
                                    inprocess=spec["inprocess"])
-        except GraderError as exc:
+        except RnngradeError as exc:  # a broken grader or a spec this worker cannot serve
             return {"fatal": f"{type(exc).__name__}: {exc}", "worker": worker}
         try:
             with Workspace(Payload.from_wire(payload)) as path:
@@ -107,7 +107,7 @@ def _worker_main(conn: Connection, spec: dict) -> None:
 
     try:
         shared_grader(spec["lab"], device=spec["device"], inprocess=spec["inprocess"])
-    except GraderError as exc:
+    except RnngradeError as exc:
         conn.send(("fatal", f"{type(exc).__name__}: {exc}"))
         return
     gc.freeze()  # torch, pytest and the collected suite live as long as the process
