@@ -48,11 +48,9 @@ from rnngrade.runner.inprocess import InProcessRunner
 from rnngrade.runner.proxy import ModuleProxy
 from rnngrade.submission.load import LoadedSubmission, SubmissionError, load_submission
 
-__all__ = ["DEVICES", "Grader", "GradingError", "close_shared_graders", "grade",
+__all__ = ["DEVICES", "Grader", "close_shared_graders", "grade",
            "grade_isolated", "make_runner", "not_graded", "resolve_device", "shared_grader",
            "summarise_test", "suite_args"]
-
-GradingError = GraderError  # the former name, for code that still imports it
 
 # Plugins a hidden suite has no use for; each would otherwise wrap every phase of every test.
 # (Capture stays, at the level of sys.stdout: the student's output never reaches the grader's
