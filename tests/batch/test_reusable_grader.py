@@ -3,6 +3,7 @@ trusted values whose key cannot confuse two computations."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -165,3 +166,12 @@ def test_memory_stays_flat_over_many_submissions(tmp_path):
                 grader.grade(sample.path)
         grown = _rss_mib() - start
     assert grown < 40, f"RSS grew by {grown:.0f} MiB over {5 * len(samples)} submissions"
+
+
+def test_only_the_session_driver_touches_pytest_internals():
+    package = Path(__file__).resolve().parents[2] / "graders" / "rnngrade"
+    private = re.compile(r"\b_pytest\b|\._report_sections\b|\._do_configure\b|"
+                         r"\._ensure_unconfigure\b|\b_prepareconfig\b")
+    users = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
+                   if private.search(p.read_text()))
+    assert users == ["grading/session.py"]
