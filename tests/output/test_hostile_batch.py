@@ -6,6 +6,7 @@ everything. A failure while writing one student's reports is that student's erro
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -84,12 +85,15 @@ def test_a_report_that_cannot_be_written_is_one_students_error(tmp_path, monkeyp
     report = run_batch([folder], options)
     rows = current(tmp_path / "out")
     assert report.status == "finished" and report.errors == 1
-    assert {s: r["status"] for s, r in rows.items()} == {"alice": "graded", "bob": "error",
+    assert {s: r["status"] for s, r in rows.items()} == {"alice": "graded",
+                                                         "bob": "grader_error",
                                                          "carol": "graded"}
-    assert "the reports could not be written: UnicodeEncodeError" in rows["bob"]["error"]
+    bob = json.loads(rows["bob"]["result_json"])
+    assert "the reports could not be written: UnicodeEncodeError" in bob["grader_detail"]
+    assert "could not be written" not in bob["error"]  # the student reads the usual line
     assert rows["alice"]["score"] == rows["carol"]["score"] == LAB1_POINTS
     bob_row = next(r for r in report.rows if r.student == "bob")
-    assert bob_row.status == "error" and "could not be written" in bob_row.note
+    assert bob_row.status == "grader_error"
 
     # the next run retries bob (and only bob) and does not die on him
     monkeypatch.setattr(batch_module, "write_reports", real)

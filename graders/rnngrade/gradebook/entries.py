@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from rnngrade.errors import SubmissionError
 from rnngrade.results.sanitize import clean_name
 
 SUBMISSION_SUFFIXES = (".py", ".ipynb", ".zip")
@@ -29,7 +30,7 @@ MAX_ENTRY_BYTES = 50 * 1024 * 1024
 MAX_ENTRY_FILES = 2000
 
 
-class EntryError(ValueError):
+class EntryError(SubmissionError, ValueError):
     """An entry that cannot be read at all (too large, unreadable, not a file or folder)."""
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnngrade.diagnosis.mutants import load_mutant_table
-from rnngrade.gradebook.store import ERROR, GRADED, LOAD_ERROR, TIMEOUT, Gradebook
+from rnngrade.gradebook.store import ERROR, GRADED, GRADER_ERROR, LOAD_ERROR, TIMEOUT, Gradebook
 from rnngrade.labs import get_lab
 from rnngrade.results.escape import csv_cell
 from rnngrade.results.render import render
@@ -26,7 +26,7 @@ from rnngrade.results.sanitize import clean_name, clean_text
 CSV_COLUMNS = ("student_id", "lab", "score", "max_score", "percent", "graded_at",
                "submission_sha256", "status")
 STATUS_TEXT = {LOAD_ERROR: "could not be loaded", ERROR: "grader error", TIMEOUT: "timed out",
-               GRADED: "graded"}
+               GRADED: "graded", GRADER_ERROR: "not graded: grader error (graded again next run)"}
 
 
 def write_atomic(path: Path, text: str) -> Path:
@@ -48,11 +48,12 @@ def grades_csv(book: Gradebook, lab: str) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for row in book.current_rows(lab):
+        scored = row["status"] != GRADER_ERROR  # not graded: no score, not even 0
         # text cells through csv_cell: an id such as "=HYPERLINK(...)" is read as text
         writer.writerow([csv_cell(clean_name(row["student_id"])), csv_cell(row["lab"]),
-                         _num(row["score"]), _num(row["max_score"]), f"{row['percent']:.2f}",
-                         csv_cell(row["graded_at"]), csv_cell(row["sha256"]),
-                         csv_cell(row["status"])])
+                         _num(row["score"]) if scored else "", _num(row["max_score"]),
+                         f"{row['percent']:.2f}" if scored else "", csv_cell(row["graded_at"]),
+                         csv_cell(row["sha256"]), csv_cell(row["status"])])
     return out.getvalue()
 
 

@@ -98,13 +98,15 @@ def clean_notes(notes: object, limit: int = FIELD_LIMIT) -> list[str]:
 
 def clean_result(result: GradeResult) -> GradeResult:
     """A copy of ``result`` whose every string is cleaned and whose free text is bounded.
-    Numbers are left alone: they come from the grader, never from the worker's text."""
+    Numbers and enums (status, outcomes, failure kinds) are left alone: the grader sets them,
+    never from the worker's text."""
     tests = [_clean_test(t) for t in result.tests]
     cleaned = dataclasses.replace(
         result,
         lab=clean_name(result.lab), lab_title=clean_name(result.lab_title),
         submission=clean_name(result.submission), device=clean_name(result.device),
-        status=clean_name(result.status), error=clean_text(result.error),
+        error=clean_text(result.error), grader_detail=clean_text(result.grader_detail,
+                                                                 4 * FIELD_LIMIT),
         notes=clean_notes(result.notes), student_notes=clean_notes(result.student_notes),
         protections={clean_name(k): bool(v) for k, v in dict(result.protections).items()},
         grader_version=clean_name(result.grader_version),
@@ -132,11 +134,10 @@ def fair_cap(lengths: list[int], budget: int) -> int:
 def _clean_test(test: TestResult) -> TestResult:
     return dataclasses.replace(
         test, name=clean_name(test.name), title=clean_name(test.title),
-        outcome=clean_name(test.outcome), visibility=clean_name(test.visibility),
+        visibility=clean_name(test.visibility),
         message=clean_text(test.message, 2 * FIELD_LIMIT),
         diagnosis=clean_notes(test.diagnosis), hint=clean_text(test.hint),
-        cases=[dataclasses.replace(c, case=clean_name(c.case), outcome=clean_name(c.outcome),
-                                   kind=clean_name(c.kind), message=clean_text(c.message),
+        cases=[dataclasses.replace(c, case=clean_name(c.case), message=clean_text(c.message),
                                    diagnosis=clean_notes(c.diagnosis), hint=clean_text(c.hint))
                for c in test.cases],
         checks=[_clean_data(c) for c in test.checks[:MAX_NOTES * 10]])
