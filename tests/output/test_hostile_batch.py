@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rnngrade.cli import EXIT_OK, main
+from rnngrade.cli import main
+from rnngrade.errors import ExitCode
 from rnngrade.gradebook import batch as batch_module
 from rnngrade.gradebook.batch import BatchOptions, run_batch
 from rnngrade.results.sanitize import clean_name
@@ -43,7 +44,7 @@ def test_a_class_full_of_attacks_is_graded_and_reported_safely(attack_entries, t
     out = tmp_path / "out"
     args = ["batch", str(folder), "--lab", "lab1", "--out", str(out), "--inprocess", "-j", "2",
             "--quiet"]
-    assert main(args) == EXIT_OK
+    assert main(args) == ExitCode.OK
     table = capsys.readouterr().out
     rows = current(out)
     ids = {clean_name(name): name for name in EXPECTED}
@@ -63,7 +64,7 @@ def test_a_class_full_of_attacks_is_graded_and_reported_safely(attack_entries, t
     assert not any(ch in table for ch in "\x1b\x00\x07")
 
     # a re-run keeps every result and prints the same table
-    assert main(args) == EXIT_OK
+    assert main(args) == ExitCode.OK
     again = capsys.readouterr().out
     assert f"kept {len(rows)}" in again and "carol[bold red]" in again
     assert current(out).keys() == rows.keys()

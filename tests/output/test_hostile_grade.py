@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rnngrade.cli import EXIT_OK, EXIT_UNLOADABLE, main
+from rnngrade.cli import main
+from rnngrade.errors import ExitCode
 
 from .conftest import EXPECTED, ODD, check_reports, html_elements
 
@@ -39,7 +40,7 @@ def test_grade_survives_the_attack_and_writes_inert_bounded_reports(name, attack
                                                                     tmp_path, capsys):
     score, kind = EXPECTED[name]
     code, printed = grade(attack_entries[name], tmp_path / "out", capsys)
-    assert code == (EXIT_OK if kind == "graded" else EXIT_UNLOADABLE)
+    assert code == (ExitCode.OK if kind == "graded" else ExitCode.UNLOADABLE)
     data = check_reports(tmp_path / "out", score)
     assert data["status"] == ("graded" if kind == "graded" else "load_error")
     # the terminal gets no escape sequence and no control character

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from rnngrade.cli import EXIT_OK, EXIT_UNLOADABLE, main
+from rnngrade.cli import main
+from rnngrade.errors import ExitCode
 
 from ..conftest import SUBMISSIONS
 from ..output.conftest import check_markdown, check_reports, table_rows
@@ -42,7 +43,7 @@ def test_a_forged_fence_heading_and_image_stay_inert_in_the_comment(release_copy
                                                                    tmp_path, capsys):
     shutil.copy2(HOSTILE / "fence_forgery" / "rnn.py",
                  release_copy / "assignments" / "lab1" / "rnn.py")
-    assert run_ci(release_copy, tmp_path / "out") == EXIT_OK
+    assert run_ci(release_copy, tmp_path / "out") == ExitCode.OK
     capsys.readouterr()
     check_reports(tmp_path / "out" / "lab1", 5.0)
     for body in ((tmp_path / "out" / "pr_comment.md").read_text(), actions.read_text()):
@@ -59,7 +60,7 @@ def test_a_file_name_cannot_emit_a_workflow_command(release_copy, actions, tmp_p
     (folder / "lab1.ipynb").unlink()
     (folder / ODD["WORKFLOW_FILE"]).write_text(ODD["HONEST_SOFTMAX"])
     (folder / "b.py").write_text(ODD["HONEST_SOFTMAX"])
-    assert run_ci(release_copy, tmp_path / "out") in (EXIT_OK, EXIT_UNLOADABLE)
+    assert run_ci(release_copy, tmp_path / "out") in (ExitCode.OK, ExitCode.UNLOADABLE)
     lines = capsys.readouterr().out.splitlines()
     assert "not graded" in "\n".join(lines) and "::error" in "\n".join(lines)  # it was tried
     start = re.fullmatch(r"::stop-commands::([0-9a-f]{32})", lines[0])
