@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from rnngrade.cli import EXIT_GRADER, EXIT_OK, EXIT_USAGE, main
-from rnngrade.gradebook.synthetic import write_bad
 from rnngrade.paths import course_root
 
+from ..synthetic import write_bad
 from .conftest import (
     INPROCESS,
     assert_csv_matches_gradebook,

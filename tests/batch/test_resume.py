@@ -14,9 +14,9 @@ import pytest
 
 from rnngrade.cli import EXIT_OK, main
 from rnngrade.gradebook.store import FILENAME
-from rnngrade.gradebook.synthetic import make_class
 from rnngrade.grading.engine import grade
 
+from ..synthetic import make_class
 from .conftest import (
     INPROCESS,
     assert_csv_matches_gradebook,
