@@ -3,17 +3,15 @@ load; a new lab needs its own folders and nothing in the engine."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from rnngrade.errors import GraderError
 from rnngrade.labs import LABS, LabConfigError, get_lab, load_lab
-from rnngrade.paths import course_root
 from rnngrade.sandbox.limits import Limits
 
-ROOT = course_root()
+from .toy_course import TOY, toy_course
 
 TOY_LAB = """\
 title: "Toy: doubling"
@@ -63,25 +61,14 @@ tests:
 
 
 @pytest.fixture
-def toy_course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """A course holding only a toy lab, set as the course root of this process."""
-    root = tmp_path / "course"
-    root.mkdir()
-    for name in ("conftest.py", "pyproject.toml"):
-        shutil.copy2(ROOT / name, root / name)
-    files = {"graders/suites/lab90/lab.yaml": TOY_LAB,
-             "graders/suites/lab90/rubric.yaml": TOY_RUBRIC,
-             "graders/suites/lab90/test_toy_hidden.py": TOY_SUITE,
-             "solutions/lab90/toy.py": TOY_SOLUTION,
-             "assignments/lab90/README.md": "# Toy lab\n"}
-    for relative, text in files.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text, encoding="utf-8")
-    monkeypatch.setenv("RNNGRADE_ROOT", str(root))
-    course_root.cache_clear()
-    yield root
-    monkeypatch.delenv("RNNGRADE_ROOT")
-    course_root.cache_clear()
+def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    files = {f"graders/suites/{TOY}/lab.yaml": TOY_LAB,
+             f"graders/suites/{TOY}/rubric.yaml": TOY_RUBRIC,
+             f"graders/suites/{TOY}/test_toy_hidden.py": TOY_SUITE,
+             f"solutions/{TOY}/toy.py": TOY_SOLUTION,
+             f"assignments/{TOY}/README.md": "# Toy lab\n"}
+    with toy_course(tmp_path, monkeypatch, files) as root:
+        yield root
 
 
 def test_course_labs_come_from_their_folders():
@@ -92,7 +79,7 @@ def test_course_labs_come_from_their_folders():
     assert lab.limits == Limits() and lab.budget_seconds == 300.0
 
 
-def test_a_new_lab_grades_without_engine_changes(toy_course: Path, tmp_path: Path):
+def test_a_new_lab_grades_without_engine_changes(toy: Path, tmp_path: Path):
     from rnngrade.grading.engine import grade_isolated
 
     lab = get_lab("lab90")

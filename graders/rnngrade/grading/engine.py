@@ -49,6 +49,7 @@ from rnngrade.results.model import (
 from rnngrade.runner.base import StudentRunner
 from rnngrade.runner.inprocess import InProcessRunner
 from rnngrade.runner.proxy import ModuleProxy
+from rnngrade.sandbox.limits import Limits
 from rnngrade.submission.load import LoadedSubmission, SubmissionError, load_submission
 
 DEVICES = ("cpu", "cuda", "auto")
@@ -264,13 +265,14 @@ def _failure_summary(failures: list[CaseResult], limit: int = 3) -> str:
     return "\n".join(parts)
 
 
-def make_runner(loaded: LoadedSubmission, device: str, inprocess: bool) -> StudentRunner:
+def make_runner(loaded: LoadedSubmission, device: str, inprocess: bool,
+                limits: Limits | None = None) -> StudentRunner:
     if inprocess:
         return InProcessRunner.from_source(loaded.source, loaded.filename)
     from rnngrade.sandbox import SandboxRunner, SandboxUnavailable
 
     try:
-        return SandboxRunner(loaded.source, loaded.filename, device=device)
+        return SandboxRunner(loaded.source, loaded.filename, device=device, limits=limits)
     except SandboxUnavailable as exc:  # the machine's problem, not the submission's
         raise GradingError(f"{exc}\nOn a machine without the sandbox, grade only code you "
                            "trust, with --inprocess.") from None
@@ -304,7 +306,7 @@ def _grade_one(submission: Path, lab: Lab, rubric: Rubric, device: str, inproces
     except SubmissionError as exc:
         return not_graded(lab, rubric, submission.name, device, str(exc),
                           round(time.perf_counter() - started, 3), base["graded_at"])
-    runner = make_runner(loaded, device, inprocess)
+    runner = make_runner(loaded, device, inprocess, lab.limits)
     try:
         session = collect(runner)
         notes = loaded.notes + runner.load_notes()

@@ -108,6 +108,11 @@ class StudentRunner(Protocol):
         on the student side (e.g. autograd through a student function)."""
         ...
 
+    def use_limits(self, limits: Any) -> None:
+        """Apply ``limits`` (a ``rnngrade.sandbox.limits.Limits``) to the calls that follow, as
+        far as this runner enforces limits at all."""
+        ...
+
     def has_function(self, function: str) -> bool:
         """Whether the loaded submission defines ``function`` (a callable)."""
         ...

@@ -58,6 +58,9 @@ class InProcessRunner:
     def close(self) -> None:
         pass
 
+    def use_limits(self, limits: object) -> None:
+        """Nothing to apply: this runner enforces no limit (see the module docstring)."""
+
     def call(self, function: str, args: tuple = (), kwargs: dict | None = None, *,
              timeout: float | None = None, head: int | None = None) -> CallResult:
         if self._fatal:

@@ -288,6 +288,15 @@ class SandboxRunner:
                     timeout: float | None = None) -> CallResult:
         return self._call(helper, args, kwargs or {}, timeout, helper=True)
 
+    def use_limits(self, limits: Limits) -> None:
+        """Limits for the calls that follow; a worker started under other kernel limits (CPU,
+        memory, ...) is replaced by one that loads the submission again under these."""
+        with self._lock:
+            worker = self._holder[0]
+            if worker is not None and limits.as_wire() != self.limits.as_wire():
+                self._abandon(worker)
+            self.limits = limits
+
     def has_function(self, function: str) -> bool:
         with self._lock:
             self._ready()
