@@ -34,6 +34,7 @@ from rnngrade.checks.plugin import FAILURE_KEY, STUDENT_PROVIDER, short_failure
 from rnngrade.grading.memo import EXPECTATION_MEMO, ExpectationMemo
 from rnngrade.grading.plugin import CHECK_KEY
 from rnngrade.grading.rubric import Rubric, load_rubric
+from rnngrade.lab_helpers import LabHelpers, lab_helpers
 from rnngrade.labs import Lab, get_lab
 from rnngrade.paths import course_root
 from rnngrade.results.model import (
@@ -49,7 +50,6 @@ from rnngrade.results.model import (
 from rnngrade.runner.base import StudentRunner
 from rnngrade.runner.inprocess import InProcessRunner
 from rnngrade.runner.proxy import ModuleProxy
-from rnngrade.sandbox.limits import Limits
 from rnngrade.submission.load import LoadedSubmission, SubmissionError, load_submission
 
 DEVICES = ("cpu", "cuda", "auto")
@@ -266,13 +266,17 @@ def _failure_summary(failures: list[CaseResult], limit: int = 3) -> str:
 
 
 def make_runner(loaded: LoadedSubmission, device: str, inprocess: bool,
-                limits: Limits | None = None) -> StudentRunner:
+                lab: Lab | None = None) -> StudentRunner:
+    helpers = lab_helpers(lab) if lab is not None else LabHelpers("", "")
     if inprocess:
-        return InProcessRunner.from_source(loaded.source, loaded.filename)
+        return InProcessRunner.from_source(loaded.source, loaded.filename,
+                                           helpers=helpers.registry)
     from rnngrade.sandbox import SandboxRunner, SandboxUnavailable
 
     try:
-        return SandboxRunner(loaded.source, loaded.filename, device=device, limits=limits)
+        return SandboxRunner(loaded.source, loaded.filename, device=device,
+                             limits=lab.limits if lab is not None else None,
+                             helpers=helpers.source)
     except SandboxUnavailable as exc:  # the machine's problem, not the submission's
         raise GradingError(f"{exc}\nOn a machine without the sandbox, grade only code you "
                            "trust, with --inprocess.") from None
@@ -306,7 +310,7 @@ def _grade_one(submission: Path, lab: Lab, rubric: Rubric, device: str, inproces
     except SubmissionError as exc:
         return not_graded(lab, rubric, submission.name, device, str(exc),
                           round(time.perf_counter() - started, 3), base["graded_at"])
-    runner = make_runner(loaded, device, inprocess, lab.limits)
+    runner = make_runner(loaded, device, inprocess, lab)
     try:
         session = collect(runner)
         notes = loaded.notes + runner.load_notes()

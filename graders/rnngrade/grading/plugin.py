@@ -22,6 +22,7 @@ from rnngrade.diagnosis.mutants import (
 )
 from rnngrade.grading.checker import Checker, CheckRecord
 from rnngrade.grading.memo import EXPECTATION_MEMO
+from rnngrade.lab_helpers import lab_helpers
 from rnngrade.labs import get_lab
 from rnngrade.runner.inprocess import InProcessRunner
 from rnngrade.runner.proxy import ModuleProxy
@@ -52,9 +53,11 @@ def pytest_configure(config: pytest.Config) -> None:
                 from rnngrade.submission.load import load_submission
 
                 loaded = load_submission(Path(path), lab)
-                runner = InProcessRunner.from_source(loaded.source, loaded.filename)
+                runner = InProcessRunner.from_source(loaded.source, loaded.filename,
+                                                     helpers=lab_helpers(lab).registry)
             else:
-                runner = InProcessRunner(reference_module(lab.name))
+                runner = InProcessRunner(reference_module(lab.name),
+                                         helpers=lab_helpers(lab).registry)
             proxies[lab.name] = ModuleProxy(runner)
         return proxies[lab.name]
 
@@ -86,7 +89,8 @@ def lab_mutants(lab_name: str) -> tuple[tuple[Mutant, object], ...]:
 @pytest.fixture
 def reference() -> ModuleProxy:
     """The lab's reference solution (trusted, in this process)."""
-    return ModuleProxy(InProcessRunner(reference_module(lab_of(Path(current_item().path)))),
+    lab = lab_of(Path(current_item().path))
+    return ModuleProxy(InProcessRunner(reference_module(lab), helpers=lab_helpers(lab).registry),
                        "reference")
 
 
@@ -94,8 +98,10 @@ def reference() -> ModuleProxy:
 def check(student: ModuleProxy, reference: ModuleProxy) -> Checker:
     """Compare the student with the reference; diagnose failures with the lab's mutants."""
     item = current_item()
-    mutants = [(m, ModuleProxy(InProcessRunner(module), m.name))
-               for m, module in lab_mutants(lab_of(Path(item.path)))]
+    lab = lab_of(Path(item.path))
+    helpers = lab_helpers(lab).registry
+    mutants = [(m, ModuleProxy(InProcessRunner(module, helpers=helpers), m.name))
+               for m, module in lab_mutants(lab)]
 
     def record(entry: CheckRecord) -> None:
         item.user_properties.append((CHECK_KEY, entry.__dict__.copy()))

@@ -250,8 +250,9 @@ class SandboxRunner:
 
     def __init__(self, source: str, filename: str, *, device: str = "cpu",
                  limits: Limits | None = None, allow_unprotected: bool = False,
-                 standby: bool = True) -> None:
+                 standby: bool = True, helpers: str = "") -> None:
         self.source = source
+        self.helpers = helpers  # a lab's helpers file, run in the worker beside the generic ones
         self.filename = filename
         self.device = device
         self.limits = limits or Limits()
@@ -552,7 +553,7 @@ class SandboxRunner:
         deadline = time.monotonic() + self.limits.call_seconds
         try:
             worker.send(_encode_request(("load", self.source, self.filename,
-                                         self._generation << 32)),
+                                         self._generation << 32, self.helpers)),
                         deadline)
         except (ChannelTimeout, _Died):
             pass  # the reply (or its absence) tells

@@ -5,7 +5,7 @@ helper beside the student), and encodes the answer; the grader trusts none of wh
 checks every byte (``codec.decode``). Its messages (tuples):
 
     grader -> worker                                   worker -> grader
-    ("load", source, filename, handle_base)            ("hello", protections, details)
+    ("load", source, filename, handle_base, helpers)   ("hello", protections, details)
     ("call", seq, name, args, kwargs, is_helper, head) ("loaded", notes, fatal, functions)
     ("has", seq, name)                                 ("ok", seq, value, args, kwargs)
                                                          (args, kwargs None: unchanged)
@@ -49,7 +49,7 @@ from rnngrade.sandbox.codec import HandleTable, ProtocolError, decode, encode
 from rnngrade.sandbox.limits import describe_bytes
 from rnngrade.sandbox.unchanged import ArgumentGuard
 from rnngrade.submission.module_builder import build_module
-from rnngrade.worker_helpers import HELPERS
+from rnngrade.worker_helpers import GENERIC, Registry, with_lab_helpers
 
 MESSAGE_LIMIT = 4000
 SPIN_SECONDS = 100e-6  # unpinned: how long to poll for the next request before sleeping
@@ -64,6 +64,7 @@ class _State:
         self.fatal: str | None = None
         self.handles = HandleTable()
         self.pid = os.getpid()
+        self.helpers: Registry = GENERIC
 
 
 def become_worker(chan_fd: int, out_fd: int, err_fd: int, ctx: isolation.Context, limits: dict,
@@ -210,8 +211,8 @@ def serve(state: _State) -> None:
                 found = False
             _send(state, ("has", seq, bool(found)))
         elif op == "load":
-            _, source, filename, handle_base = message
-            _load(state, source, filename, handle_base)
+            _, source, filename, handle_base, helpers = message
+            _load(state, source, filename, handle_base, helpers)
         else:
             _flush()
             os._exit(0)
@@ -241,8 +242,15 @@ def _await_request(sock: socket.socket) -> None:
         return  # end of stream: the blocking read says so
 
 
-def _load(state: _State, source: str, filename: str, handle_base: int) -> None:
+def _load(state: _State, source: str, filename: str, handle_base: int, helpers: str) -> None:
     state.handles = HandleTable(handle_base)
+    if helpers:  # the lab's own helpers, checked by the grader already; run before the student's
+        try:
+            state.helpers = with_lab_helpers(helpers, "<lab helpers>")
+        except BaseException as exc:  # noqa: BLE001 - reported, never blamed on the student
+            state.helpers = GENERIC
+            print(f"the lab's helpers failed in the worker: {type(exc).__name__}",
+                  file=sys.stderr)
     if not _FILENAME.match(filename):
         filename = "submission.py"
     try:
@@ -290,7 +298,7 @@ def _call(state: _State, seq: int, name: str, args: tuple, kwargs: dict,
     recycle = False
     try:
         if is_helper:
-            helper = HELPERS[name]
+            helper = state.helpers.helpers[name]
 
             def target(*a: Any, **k: Any) -> Any:
                 return helper(module, *a, **k)
@@ -300,8 +308,9 @@ def _call(state: _State, seq: int, name: str, args: tuple, kwargs: dict,
                 _send(state, ("error", seq, MISSING_FUNCTION,
                               f"the submission does not define `{name}`", False))
                 return
-        call_args = tuple(resolve_function_refs(a, args) for a in args)
-        call_kwargs = {k: resolve_function_refs(v, args) for k, v in kwargs.items()}
+        functions = state.helpers.functions
+        call_args = tuple(resolve_function_refs(a, args, functions) for a in args)
+        call_kwargs = {k: resolve_function_refs(v, args, functions) for k, v in kwargs.items()}
         value = target(*call_args, **call_kwargs)
     except NotImplementedError as exc:
         kind, message = NOT_IMPLEMENTED, _not_implemented(exc, module, name)
