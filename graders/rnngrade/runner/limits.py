@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from rnngrade.checks.plugin import lab_of
 from rnngrade.errors import SuiteError
 from rnngrade.labs import Lab, UnknownLabError, get_lab
 from rnngrade.runner.proxy import ModuleProxy
@@ -39,11 +40,11 @@ def limits_for(lab: Lab, item: pytest.Item) -> Limits:
 
 def _hidden_lab(item: pytest.Item) -> Lab | None:
     """The lab of a hidden-suite test (``graders/suites/labN/...``), else None."""
-    parts = Path(item.path).parts
-    if "suites" not in parts or parts.index("suites") + 1 >= len(parts) - 1:
+    path = Path(item.path)
+    if "suites" not in path.parts:
         return None
     try:
-        return get_lab(parts[parts.index("suites") + 1])
+        return get_lab(lab_of(path))
     except UnknownLabError:
         return None
 
