@@ -11,11 +11,17 @@ function did to them. This file needs NumPy only.
 import numpy as np
 import pytest
 
-from rnngrade.checks.compare import CheckFailure
-from rnngrade.checks.gradcheck import numeric_gradient, relative_error, sample_indices
-from rnngrade.checks.structure import assert_outputs
-from rnngrade.checks.tolerance import EXACT, Tolerance
-from rnngrade.runner.base import ArgRef, FunctionRef
+from rnngrade.testing import (
+    EXACT,
+    ArgRef,
+    CheckFailure,
+    FunctionRef,
+    Tolerance,
+    assert_outputs,
+    numeric_gradient,
+    relative_error,
+    sample_indices,
+)
 
 STUDENT_MODULE = "bptt"
 

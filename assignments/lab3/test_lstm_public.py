@@ -15,9 +15,13 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
-from rnngrade.checks.compare import CheckFailure
-from rnngrade.checks.gradcheck import numeric_gradient, relative_error, sample_indices
-from rnngrade.checks.structure import assert_outputs
+from rnngrade.testing import (
+    CheckFailure,
+    assert_outputs,
+    numeric_gradient,
+    relative_error,
+    sample_indices,
+)
 
 STUDENT_MODULE = "lstm"
 

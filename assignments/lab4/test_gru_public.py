@@ -14,10 +14,14 @@ import pytest
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from rnngrade.checks.compare import CheckFailure
-from rnngrade.checks.gradcheck import numeric_gradient, relative_error
-from rnngrade.checks.structure import assert_outputs
-from rnngrade.runner.base import EXCEPTION, StudentError
+from rnngrade.testing import (
+    EXCEPTION,
+    CheckFailure,
+    StudentError,
+    assert_outputs,
+    numeric_gradient,
+    relative_error,
+)
 
 STUDENT_MODULE = "gru"
 

@@ -14,9 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from rnngrade.checks.compare import CheckFailure
-from rnngrade.checks.structure import assert_outputs
-from rnngrade.checks.tolerance import Tolerance
+from rnngrade.testing import CheckFailure, Tolerance, assert_outputs
 
 STUDENT_MODULE = "decoding"
 
