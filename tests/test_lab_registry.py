@@ -9,9 +9,12 @@ import pytest
 
 from rnngrade.errors import GraderError
 from rnngrade.labs import LABS, LabConfigError, get_lab, load_lab
+from rnngrade.paths import course_root
 from rnngrade.sandbox.limits import Limits
 
 from .toy_course import TOY, toy_course
+
+ROOT = course_root()
 
 TOY_LAB = """\
 title: "Toy: doubling"
@@ -72,7 +75,10 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def test_course_labs_come_from_their_folders():
-    assert list(LABS) == [f"lab{n}" for n in range(1, 8)]
+    names = list(LABS)
+    assert names[:7] == [f"lab{n}" for n in range(1, 8)]  # in number order (lab10 after lab9)
+    assert names == sorted(names, key=lambda name: int(name[3:]))
+    assert all((ROOT / "graders" / "suites" / name / "lab.yaml").is_file() for name in names)
     lab = get_lab("lab6")
     assert (lab.module, lab.functions[0], lab.uses_torch) == ("decoding",
                                                               "softmax_with_temperature", False)
