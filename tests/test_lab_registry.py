@@ -129,3 +129,15 @@ def test_limits_accept_sizes_and_reject_unknown_fields():
     assert (limits.memory_bytes, limits.cpu_seconds) == (512 << 20, 5)
     with pytest.raises(ValueError, match="here: unknown limit 'cpu'"):
         Limits().overridden({"cpu": 1}, "here")
+
+
+def test_an_edited_lab_yaml_is_read_again(toy: Path):
+    import time
+
+    from rnngrade.labs import RECHECK_SECONDS
+
+    assert get_lab(TOY).budget_seconds == 30.0
+    path = toy / "graders" / "suites" / TOY / "lab.yaml"
+    path.write_text(TOY_LAB.replace("budget_seconds: 30", "budget_seconds: 45"))
+    time.sleep(RECHECK_SECONDS + 0.1)
+    assert get_lab(TOY).budget_seconds == 45.0

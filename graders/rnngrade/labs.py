@@ -3,14 +3,16 @@
 A lab is the folder ``graders/suites/labN`` holding a ``lab.yaml`` (title, student module, graded
 functions in order, whether it needs torch, the time budget and the sandbox limits), beside
 ``solutions/labN`` and ``assignments/labN``. Nothing in the engine names a lab: adding one adds
-those folders only. ``LABS`` is read from the course at ``course_root()`` when first used (again
-when that root changes); a malformed ``lab.yaml`` raises ``LabConfigError`` naming the file and
-the field to fix.
+those folders only. ``LABS`` is read from the course at ``course_root()`` when first used, and
+again when that root or a ``lab.yaml`` changes; a malformed ``lab.yaml`` raises
+``LabConfigError`` naming the file and the field to fix.
 """
 
 from __future__ import annotations
 
+import math
 import re
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +28,7 @@ METADATA = "lab.yaml"
 LAB_NAME = re.compile(r"^lab(\d+)$")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 DEFAULT_BUDGET_SECONDS = 300.0
+RECHECK_SECONDS = 0.5  # how stale LABS may be after a lab.yaml changes (a stat per lab.yaml)
 
 
 class UnknownLabError(UsageError, ValueError):
@@ -128,22 +131,30 @@ def discover_labs(root: Path) -> dict[str, Lab]:
 
 
 class _Registry(Mapping[str, Lab]):
-    """``LABS``: name → Lab of the course at ``course_root()``, read once per root."""
+    """``LABS``: name → Lab of the course at ``course_root()``, read again whenever that root or
+    one of its ``lab.yaml`` files (its path, size or modification time) changes."""
 
     def __init__(self) -> None:
-        self._root: Path | None = None
+        self._key: tuple = ()
         self._labs: dict[str, Lab] = {}
+        self._checked = (None, -math.inf)  # (root, time.monotonic()) of the last look at disk
 
     def _current(self) -> dict[str, Lab]:
         root = course_root()
-        if root != self._root:
+        now = time.monotonic()
+        if self._checked[0] == root and now - self._checked[1] < RECHECK_SECONDS:
+            return self._labs
+        key = (root, _metadata_signature(root))
+        if key != self._key:
             self._labs = discover_labs(root)
-            self._root = root
+            self._key = key
+        self._checked = (root, now)
         return self._labs
 
     def reload(self) -> None:
-        """Read the lab folders again (after a ``lab.yaml`` changed in this process)."""
-        self._root = None
+        """Read the lab folders again at the next use."""
+        self._key = ()
+        self._checked = (None, -math.inf)
 
     def __getitem__(self, name: str) -> Lab:
         return self._current()[name]
@@ -156,6 +167,18 @@ class _Registry(Mapping[str, Lab]):
 
     def __repr__(self) -> str:
         return f"LABS({', '.join(self._current())})"
+
+
+def _metadata_signature(root: Path) -> tuple:
+    """(path, size, mtime) of every ``lab.yaml`` of the course: cheap to take on every lookup."""
+    found = []
+    for path in sorted((root / "graders" / "suites").glob(f"lab*/{METADATA}")):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        found.append((path.parent.name, stat.st_size, stat.st_mtime_ns))
+    return tuple(found)
 
 
 LABS = _Registry()
