@@ -31,7 +31,7 @@ DEFAULT_BUDGET_SECONDS = 300.0
 RECHECK_SECONDS = 0.5  # how stale LABS may be after a lab.yaml changes (a stat per lab.yaml)
 
 
-class UnknownLabError(UsageError, ValueError):
+class UnknownLabError(UsageError):
     """A lab name that the course does not have."""
 
 

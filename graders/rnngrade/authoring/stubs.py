@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
+from rnngrade.errors import GraderError
+
 # The solution markers of a reference: the one definition (mutants strip them, stubs replace what
 # they enclose, the release audit treats what they enclose as secret).
 BEGIN_MARKER = "# BEGIN SOLUTION"
@@ -20,7 +22,7 @@ STUB_HEADER = (
 )
 
 
-class MarkerError(ValueError):
+class MarkerError(GraderError, ValueError):
     """Unbalanced or misplaced solution markers."""
 
 

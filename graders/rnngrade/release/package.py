@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from rnngrade.errors import ExitCode, RnngradeError
+
 PACKAGE = "rnngrade"
 PUBLIC_API = "rnngrade.testing"
 
@@ -39,8 +41,10 @@ FORBIDDEN = (
 )
 
 
-class PackageError(RuntimeError):
+class PackageError(RnngradeError):
     """The student side would need a module of the trusted side, or a module is missing."""
+
+    exit_code = ExitCode.FAILURES
 
 
 def package_dir() -> Path:
