@@ -43,12 +43,11 @@ def test_a_helper_file_registers_with_decorators():
     ("raise RuntimeError('boom')\n", "RuntimeError: boom"),
     ("def broken(:\n", "SyntaxError"),
 ])
-def test_a_broken_helpers_file_is_the_grader_s_fault(tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch,
-                                                      body: str, complaint: str):
+def test_a_broken_helpers_file_is_the_grader_s_fault(tmp_path: Path, body: str,
+                                                      complaint: str):
     source = "from rnngrade.worker_helpers import function, helper\n\n" + body
     files = {f"graders/suites/{TOY}/lab.yaml": LAB_YAML,
              f"graders/suites/{TOY}/helpers.py": source}
-    with toy_course(tmp_path, monkeypatch, files):
+    with toy_course(tmp_path, files):
         with pytest.raises(SuiteError, match=complaint):
             lab_helpers(TOY)

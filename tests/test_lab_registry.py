@@ -64,13 +64,13 @@ tests:
 
 
 @pytest.fixture
-def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def toy(tmp_path: Path):
     files = {f"graders/suites/{TOY}/lab.yaml": TOY_LAB,
              f"graders/suites/{TOY}/rubric.yaml": TOY_RUBRIC,
              f"graders/suites/{TOY}/test_toy_hidden.py": TOY_SUITE,
              f"solutions/{TOY}/toy.py": TOY_SOLUTION,
              f"assignments/{TOY}/README.md": "# Toy lab\n"}
-    with toy_course(tmp_path, monkeypatch, files) as root:
+    with toy_course(tmp_path, files) as root:
         yield root
 
 

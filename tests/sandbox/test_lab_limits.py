@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from ..toy_course import TOY, toy_course
 
 LAB_YAML = """\
@@ -62,15 +60,14 @@ tests:
 """
 
 
-def test_a_test_limit_applies_to_that_test_only(sandbox_protected, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch):
+def test_a_test_limit_applies_to_that_test_only(sandbox_protected, tmp_path: Path):
     from rnngrade.grading.engine import grade_isolated
 
     files = {f"graders/suites/{TOY}/lab.yaml": LAB_YAML,
              f"graders/suites/{TOY}/rubric.yaml": RUBRIC,
              f"graders/suites/{TOY}/test_slow_hidden.py": SUITE,
              f"solutions/{TOY}/slow.py": SOLUTION}
-    with toy_course(tmp_path, monkeypatch, files):
+    with toy_course(tmp_path, files):
         submission = tmp_path / "slow.py"
         submission.write_text(SOLUTION)
         result = grade_isolated(submission, TOY, device="cpu")
