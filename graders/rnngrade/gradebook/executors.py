@@ -104,8 +104,10 @@ def grade_payload(spec: dict, payload: dict) -> dict:
             grader = shared_grader(spec["lab"], device=spec["device"],
                                    inprocess=spec["inprocess"])
             version = grader_version(spec["lab"])
-            with Workspace(Payload.from_wire(payload)) as path:
+            entry = Payload.from_wire(payload)
+            with Workspace(entry) as path:
                 result = grader.grade(path)
+            result.notes[:0] = entry.notes  # what reading the entry left out
         except (GradingError, RubricError) as exc:
             return {"fatal": f"{type(exc).__name__}: {exc}", "worker": worker}
         except EntryError as exc:
