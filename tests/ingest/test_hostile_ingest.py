@@ -359,13 +359,15 @@ def test_hostile_entries_in_one_batch_beside_honest_classmates(honest, tmp_path)
     colliding = collisions(folder, control=False)
     (folder / "entry_link.py").symlink_to(SOLUTION)
     os.mkfifo(folder / "entry_fifo.py")
+    (folder / "entry_loop").symlink_to("entry_loop")  # resolving it raises
+    (folder / "entry_dangling.zip").symlink_to(tmp_path / "nowhere.zip")
     before, course = snapshot(tmp_path), course_digest()
     out = tmp_path / "out"
     try:
         assert main(["batch", str(folder), *COMMON, "--out", str(out), "-j", "2",
                      "--quiet"]) == 0
         results = {p.name: reports_of(p) for p in (out / "students").iterdir()}
-        n_entries = len(COMMITTED) + len(SPECIAL) + len(colliding) + 4
+        n_entries = len(COMMITTED) + len(SPECIAL) + len(colliding) + 6
         assert len(results) == n_entries
         for student in ("honest_reference", "honest_zip"):
             assert results[student]["score"] == results[student]["max_score"] == 24
@@ -381,6 +383,8 @@ def test_hostile_entries_in_one_batch_beside_honest_classmates(honest, tmp_path)
             assert results[student]["score"] == 0
         assert "symbolic link" in said(results["entry_link"])
         assert "named pipe" in said(results["entry_fifo"])
+        assert "symbolic link" in said(results["entry_loop"])
+        assert "symbolic link" in said(results["entry_dangling"])
         stubs = [r for r in results.values() if r["submission"] in colliding]
         assert len(stubs) == 7 and all(r["score"] == honest["stub"] for r in stubs)
         written = {p for p in snapshot(tmp_path) if not p.startswith(str(out))}

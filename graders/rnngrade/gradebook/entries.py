@@ -113,8 +113,10 @@ class Payload:
         return target
 
 
-def discover(folders: list[Path]) -> list[Entry]:
-    """The entries of one or more submissions folders, with unique student ids, sorted by id.
+def discover(folders: list[Path], exclude: Path | None = None) -> list[Entry]:
+    """The entries of one or more submissions folders, with unique student ids, sorted by id;
+    ``exclude`` (the output folder, when it lies among them) is left out. Links are entries too
+    (recorded as not gradable), never followed here.
 
     An id is the entry's name without its extension; when two would be equal (compared after
     Unicode normalisation and case folding, as a file system may) the full names are used, then
@@ -125,7 +127,8 @@ def discover(folders: list[Path]) -> list[Entry]:
             children = sorted(folder.iterdir(), key=lambda p: p.name)
         except OSError as exc:
             raise EntryError(f"cannot list {folder} ({exc.strerror})") from None
-        found.extend((folder, child) for child in children if not ignored(child.name))
+        found.extend((folder, child) for child in children
+                     if not ignored(child.name) and not _same_folder(child, exclude))
     stems = Counter(_key(_stem(path)) for _, path in found)
     names = Counter(_key(path.name) for _, path in found)
     entries = []
@@ -143,6 +146,17 @@ def discover(folders: list[Path]) -> list[Entry]:
         used.add(_key(student))
         entries.append(Entry(student, path))
     return sorted(entries, key=lambda e: e.student)
+
+
+def _same_folder(path: Path, other: Path | None) -> bool:
+    """Whether ``path`` (not followed if a link) is the folder ``other``."""
+    if other is None:
+        return False
+    try:
+        a, b = path.lstat(), other.stat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(a.st_mode) and (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 def student_id(name: str) -> str:
