@@ -466,3 +466,40 @@ def test_ci_still_grades_an_honest_checkout_in_full(tmp_path, monkeypatch):
     assert main(["ci", "--submission", str(checkout), "--out", str(out), "--lab", "lab1",
                  "--inprocess", "--device", "cpu", "--no-comment"]) == 0
     assert reports_of(out / "lab1")["score"] == 24
+
+
+# ------------------------------------------------------------------------------ zip limits
+
+def test_a_zip_with_too_many_members_is_a_load_error(tmp_path):
+    path = tmp_path / "many.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("rnn.py", STUB)
+        for number in range(500):
+            zf.writestr(f"f{number}.txt", b"")
+    with pytest.raises(SubmissionError, match="holds 501 entries"):
+        load_submission(path, get_lab("lab1"))
+
+
+def test_a_zip_member_over_the_per_file_cap_is_refused_by_the_bytes_read(tmp_path):
+    """3 MiB of source that declares 1 KB: reading stops at the declared size, and the checksum
+    of what was read refuses it; declared honestly, it is over the 2 MiB cap."""
+    lying = lying_zip(tmp_path / "lying.zip", "rnn.py", 3 << 20, 1000)
+    with pytest.raises(SubmissionError, match="Bad CRC-32"):
+        load_submission(lying, get_lab("lab1"))
+    honest_size = lying_zip(tmp_path / "big.zip", "rnn.py", 3 << 20, 3 << 20)
+    with pytest.raises(SubmissionError, match="rnn.py is larger than 2 MiB"):
+        load_submission(honest_size, get_lab("lab1"))
+
+
+def test_entry_ids_replace_undecodable_bytes_and_the_notes_travel_to_the_worker(tmp_path):
+    from rnngrade.gradebook.entries import Entry, Payload, read_entry, student_id
+
+    assert student_id("al\udcffice\u202e") == "al\ufffdice_"
+    folder = tmp_path / "student"
+    folder.mkdir()
+    (folder / "rnn.py").write_text(STUB)
+    (folder / "answers.py").symlink_to(SOLUTION)
+    payload = read_entry(Entry("student", folder))
+    assert set(payload.files) == {"rnn.py"}
+    wired = Payload.from_wire(payload.to_wire())
+    assert wired.notes == payload.notes and "answers.py was not read" in wired.notes[0]
