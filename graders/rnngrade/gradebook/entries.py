@@ -3,7 +3,9 @@
 An entry is a folder, a ``.py``, a ``.ipynb`` or a ``.zip`` (anything else is still an entry, and
 is recorded as a submission that cannot be graded). Its student id is its name without the
 extension; when two entries would share an id (``reference/`` and ``reference.zip``) each keeps
-its full name, and across several submission folders the folder's name is put in front.
+its full name, across several submission folders the folder's name is put in front, and a number
+after as a last resort (ids are compared as a case-insensitive file system would: never fatal).
+Links and special files are never read: see ``rnngrade.submission.tree``.
 
 The coordinator reads an entry into a ``Payload`` (the bytes of the file, or of every file of the
 folder in sorted order), hashes exactly those bytes, and ships them to the grading worker, which

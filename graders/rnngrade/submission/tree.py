@@ -168,10 +168,10 @@ def _walk(top_fd: int, label: str, want: Callable[[str], bool], limits: TreeLimi
     tree = Tree()
     budget = limits.bytes
     listed = 0
-    stack: list[tuple[int, str, list[str]]] = []  # (folder fd, its relative prefix, names left)
+    # (folder fd, its relative prefix, names left); every fd on it is closed on the way out
+    stack: list[tuple[int, str, list[str]]] = [(top_fd, "", [])]
     try:
-        stack.append((top_fd, "", []))
-        stack[-1] = (top_fd, "", _names(top_fd, label, label, limits.entries))
+        stack[0] = (top_fd, "", _names(top_fd, label, label, limits.entries))
         listed += len(stack[-1][2])
         while stack:
             fd, prefix, names = stack[-1]
