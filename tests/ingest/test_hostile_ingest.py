@@ -302,7 +302,8 @@ def test_malformed_cells_are_skipped_with_a_note(tmp_path, cells, words):
     ('{"nbformat": 4, "cells": 7}', "'cells' is not a list"),
     ("[1, 2]", "not an object"),
     ('{"nbformat": 3, "worksheets": 5}', "not a readable Jupyter notebook"),
-    ("{" * 50_000, "nested too deeply"),
+    ("[" * 50_000, "nested too deeply"),
+    ('{"a": ' * 50_000, "nested too deeply"),
 ])
 def test_notebooks_that_cannot_be_read_are_load_errors(tmp_path, text, words):
     path = tmp_path / "lab1.ipynb"
