@@ -23,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from rnngrade.errors import SubmissionError
 from rnngrade.submission.tree import (
     TreeError,
     TreeLimits,
@@ -37,7 +38,7 @@ MAX_ENTRY_BYTES = 50 * 1024 * 1024
 MAX_ENTRY_FILES = 2000
 
 
-class EntryError(ValueError):
+class EntryError(SubmissionError, ValueError):
     """An entry that cannot be read at all (too large, unreadable, not a file or folder)."""
 
 

@@ -13,8 +13,10 @@ from typing import Any
 
 import nbformat
 
+from rnngrade.errors import SubmissionError
 
-class NotebookError(ValueError):
+
+class NotebookError(SubmissionError, ValueError):
     """The file is not a readable Jupyter notebook."""
 
 

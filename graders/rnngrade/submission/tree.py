@@ -36,7 +36,7 @@ def ignored(name: str) -> bool:
     return name.startswith(".") or name in IGNORED_NAMES
 
 
-class TreeError(SubmissionError):
+class TreeError(SubmissionError, ValueError):
     """A submission over a limit, or a part of it that cannot be read; says which, for the
     student."""
 
