@@ -35,7 +35,7 @@ from rnngrade.runner.inprocess import (
     resolve_function_refs,
     student_failure,
 )
-from rnngrade.sandbox import isolation
+from rnngrade.sandbox import isolation, seccomp
 from rnngrade.sandbox.channel import ChannelClosed, recv_frame, send_frame
 from rnngrade.sandbox.codec import HandleTable, ProtocolError, decode, encode
 from rnngrade.sandbox.limits import describe_bytes
@@ -114,7 +114,14 @@ def become_worker(chan_fd: int, out_fd: int, err_fd: int, ctx: isolation.Context
         os.environ["HOME"] = workdir
     os.chdir(workdir)
     sys.path[:] = [p for p in sys.path if p and os.path.isdir(p)]
+    unfiltered = "isolation disabled"
+    if isolate:
+        isolation.hide_initial_environment()
+        unfiltered = seccomp.install()  # last: it may refuse what the steps above need
     protections, details = isolation.verify(ctx, limits, device)
+    protections["system call filter"] = seccomp.in_force()
+    if unfiltered and not protections["system call filter"]:
+        details["system call filter"] = unfiltered
     if problems:
         details["problems"] = "; ".join(problems)
     sock = socket.socket(fileno=chan_fd)
