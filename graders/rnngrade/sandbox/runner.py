@@ -287,8 +287,7 @@ class SandboxRunner:
         self.filename = filename
         self.device = device
         self.limits = limits or Limits()
-        # A result larger than the worker's memory limit cannot be honest: refused unread.
-        self._caps = reply_caps(min(MAX_FRAME, self.limits.memory_bytes))
+        self._caps = reply_caps(result_cap(self.limits))
         self.allow_unprotected = allow_unprotected
         self.standby = standby
         self._lock = threading.RLock()
@@ -618,6 +617,13 @@ class SandboxRunner:
         self._defined = frozenset(reply.functions)
         if reply.fatal is not None:
             self._fatal = reply.fatal
+
+
+def result_cap(limits: Limits) -> int:
+    """The largest result a worker may send: the protocol's limit, or the worker's memory limit
+    when that is lower (a result larger than the worker could hold cannot be honest). A larger
+    one is refused from its frame's header, unread."""
+    return min(MAX_FRAME, limits.memory_bytes)
 
 
 def _tidy_fault_report(err: str, filename: str) -> str:
