@@ -8,7 +8,6 @@ import gc
 import tracemalloc
 from collections.abc import Iterator
 
-import numpy as np
 import pytest
 
 from rnngrade.runner.base import EXCEPTION, LOAD_ERROR, StudentError
