@@ -649,6 +649,9 @@ def _encode_request(request: Request) -> tuple[Kind, list]:
         raise TypeError(f"an argument cannot be sent to the sandbox: {exc}") from None
 
 
+_KINDS = frozenset(int(kind) for kind in Kind)
+
+
 def _refusal(exc: ProtocolError, name: str) -> str:
     """What a student reads when the worker's reply to a call of ``name`` fails the checks."""
     if isinstance(exc, FrameRefused) and exc.cap is not None:
@@ -658,8 +661,7 @@ def _refusal(exc: ProtocolError, name: str) -> str:
                     f"the {cap} a result may take")
         what = f"{Kind(exc.kind).label} of {size}, over the {cap} limit"
     elif isinstance(exc, FrameRefused):
-        known = exc.kind in Kind._value2member_map_
-        what = (f"{Kind(exc.kind).label} out of turn" if known
+        what = (f"{Kind(exc.kind).label} out of turn" if exc.kind in _KINDS
                 else f"a message of unknown kind {exc.kind}")
     else:
         what = str(exc)
