@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import platform
 import socket
 import threading
 from collections.abc import Iterator
@@ -209,17 +210,24 @@ def test_grading_a_hostile_submission_end_to_end(sandbox_protected, name, words)
     assert sequence.score == 0  # rnn_forward calls the attacked cell
 
 
-NEW_PROTECTIONS = ("system call filter", "cgroup namespace", "host environment hidden in /proc")
+def kernel_allows() -> dict[str, bool]:
+    """Which of the new measures this kernel supports, judged from the grader's side."""
+    import os
+
+    with open("/proc/self/status") as f:
+        seccomp = "Seccomp:" in f.read()
+    return {"system call filter": seccomp and platform.machine() in ("x86_64", "aarch64"),
+            "cgroup namespace": os.path.exists("/proc/self/ns/cgroup"),
+            "host environment hidden in /proc": True}
 
 
 def test_the_worker_s_kernel_openings_are_closed_and_reported(sandbox):
-    """Where the kernel allows them (it does on Linux 5.x and later), each measure is in force,
-    measured from inside the worker; where it does not, it is reported as missing, with why."""
+    """Each measure the kernel supports is in force, measured from inside the worker (and
+    reported); one it does not is reported as missing."""
     runner = sandbox("def f():\n    return 1\n")
     protections, details = runner.protections(), runner.protection_details()
-    for measure in NEW_PROTECTIONS:
-        if not protections[measure]:
-            pytest.skip(f"{measure} not available here: {details.get(measure, '')}")
+    for measure, allowed in kernel_allows().items():
+        assert protections[measure] is allowed, (measure, details.get(measure))
     assert runner.call("f").value == 1
 
 
@@ -268,7 +276,7 @@ def test_grading_a_kernel_or_channel_attack_end_to_end(sandbox_protected, name, 
     if name == "namespace_escape" and not result.protections.get("system call filter"):
         pytest.skip("no system call filter here")
     assert result.status == "graded"
-    assert all(result.protections[m] for m in NEW_PROTECTIONS)
+    assert all(result.protections[m] is allowed for m, allowed in kernel_allows().items())
     tests = {t.name: t for t in result.tests}
     softmax = [t for t in tests if t.startswith("test_softmax")]
     assert softmax and all(tests[t].score == tests[t].max_score > 0 for t in softmax)
