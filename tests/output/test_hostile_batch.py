@@ -16,6 +16,7 @@ from rnngrade.cli import main
 from rnngrade.errors import ExitCode
 from rnngrade.gradebook import batch as batch_module
 from rnngrade.gradebook.batch import BatchOptions, run_batch
+from rnngrade.gradebook.entries import student_id
 from rnngrade.results.sanitize import clean_name
 
 from ..batch.conftest import current
@@ -47,7 +48,7 @@ def test_a_class_full_of_attacks_is_graded_and_reported_safely(attack_entries, t
     assert main(args) == ExitCode.OK
     table = capsys.readouterr().out
     rows = current(out)
-    ids = {clean_name(name): name for name in EXPECTED}
+    ids = {student_id(name): name for name in EXPECTED}
     assert set(rows) == set(ids) | {"honest_alice", "honest_carol", "honest_dan"}
     for student, name in ids.items():  # no point gained by any attack
         score, kind = EXPECTED[name]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import jinja2
 
+from rnngrade.formatting import format_points
 from rnngrade.paths import templates_dir
 from rnngrade.results.escape import md_code, md_inline
 from rnngrade.results.gradescope import overall_output, test_output, to_gradescope
@@ -36,11 +37,6 @@ def prepared(result: GradeResult, audience: Audience) -> GradeResult:
     """``result`` cleaned, and for a student reduced to what they may see."""
     cleaned = clean_result(result)
     return student_view(cleaned) if audience is Audience.STUDENT else cleaned
-
-
-def format_points(value: float) -> str:
-    """3 → "3", 3.5 → "3.5", 2.6667 → "2.67"."""
-    return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
 @cache

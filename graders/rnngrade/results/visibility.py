@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from rnngrade.formatting import format_points
 from rnngrade.results.model import GradeResult
 
 SHOWN_TO_STUDENTS = frozenset({"visible", "after_due_date", "after_published"})
-
-
-def _points(value: float) -> str:
-    return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
 def student_view(result: GradeResult) -> GradeResult:
@@ -27,7 +24,7 @@ def student_view(result: GradeResult) -> GradeResult:
     if not hidden:
         return result
     note = (f"{len(hidden)} hidden test{'s' if len(hidden) != 1 else ''} not shown: "
-            f"{_points(sum(t.score for t in hidden))} / "
-            f"{_points(sum(t.max_score for t in hidden))} points")
+            f"{format_points(sum(t.score for t in hidden))} / "
+            f"{format_points(sum(t.max_score for t in hidden))} points")
     shown = [t for t in result.tests if t.visibility in SHOWN_TO_STUDENTS]
     return dataclasses.replace(result, tests=shown, notes=[*result.notes, note])
