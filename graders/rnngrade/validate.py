@@ -91,7 +91,7 @@ def _diagnosed_names(result: GradeResult, names: set[str]) -> list[str]:
     found = []
     for test in result.tests:
         for diagnosis in test.diagnosis:
-            name = diagnosis.split(":", 1)[0]
+            name = diagnosis.name
             if name in names and name not in found:
                 found.append(name)
     return found

@@ -14,6 +14,8 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rnngrade.results.model import Diagnosis
+
 SOLUTION_MARKER = re.compile(r"^[ \t]*# (BEGIN|END) SOLUTION[ \t]*\n", re.MULTILINE)
 
 
@@ -33,6 +35,10 @@ class Mutant:
     description: str
     hint: str
     edits: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+    def diagnosis(self, evidence: str = "") -> Diagnosis:
+        """This mistake as a diagnosis, with the evidence that the student's result shows it."""
+        return Diagnosis(self.name, self.description, self.function, self.hint, evidence)
 
     def apply(self, reference_source: str) -> str:
         """Return the reference source with this mutant's edits applied (markers removed)."""

@@ -152,7 +152,7 @@ def note(result: GradeResult, mistakes: set[str]) -> str:
     mistakes diagnosed in it, or how many tests lost points."""
     if result.error:
         return result.error.splitlines()[0][:160]
-    diagnoses = [d.split(": ", 1)[0] for t in result.tests for d in t.diagnosis]
+    diagnoses = [d.name for t in result.tests for d in t.diagnosis]
     known = [d for d in diagnoses if d in mistakes]
     if known:
         return "diagnosed: " + ", ".join(dict.fromkeys(known))

@@ -28,6 +28,7 @@ from rnngrade.checks.structure import compare_tree, flatten
 from rnngrade.checks.tolerance import Tolerance, tolerance_for
 from rnngrade.diagnosis.heuristics import describe_wrongness
 from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.diagnosis.structural import FreshStart, localise_check
 from rnngrade.grading.memo import ExpectationMemo
 from rnngrade.grading.precision import promote as promote_args
 from rnngrade.runner.base import EXCEPTION, StudentError
@@ -112,17 +113,49 @@ class Checker:
         matched = self.matching_mutants(name, probe, args, got, tol, names,
                                         {c.name for c in failed})
         if matched:
-            diagnosis = [f"{m.name}: {m.description}" for m in matched]
-            return CheckFailure(message, comparisons, diagnosis, matched[0].hint)
-        notes: list[str] = []
-        leaves_got = dict(flatten(got, name, names))
-        for leaf_name, leaf_want in flatten(want, name, names):
-            if leaf_name in {c.name for c in failed} and leaf_name in leaves_got:
-                g, w = to_numpy(leaves_got[leaf_name]), to_numpy(leaf_want)
-                if g is not None and w is not None and g.dtype.kind != "O":
-                    notes += [f"{leaf_name}: {n}" for n in
-                              describe_wrongness(g, w, tol.atol, tol.rtol, time_axis)]
+            evidence = f"your result equals this mistake's on the same inputs (check `{name}`)"
+            return CheckFailure(message, comparisons, [m.diagnosis(evidence) for m in matched],
+                                matched[0].hint)
+        failing = [c.name for c in failed]
+        leaves_got = {k: a for k, v in flatten(got, name, names)
+                      if (a := _float_array(v)) is not None}
+        leaves_want = {k: a for k, v in flatten(want, name, names)
+                       if (a := _float_array(v)) is not None}
+        located = localise_check(leaves_got, leaves_want, failing, tol.atol, tol.rtol, time_axis,
+                                 self._fresh_start(name, probe, args, names, time_axis))
+        if located is not None:
+            return CheckFailure(message, comparisons, [located], located.hint)
+        notes = [note for leaf in failing if leaf in leaves_got and leaf in leaves_want
+                 for note in describe_wrongness(leaves_got[leaf], leaves_want[leaf], tol.atol,
+                                                tol.rtol, time_axis, leaf)]
         return CheckFailure(message, comparisons, notes)
+
+    def _fresh_start(self, name: str, probe: Probe, args: tuple, names: tuple[str, ...] | None,
+                     time_axis: int | None) -> FreshStart | None:
+        """The reference's outputs for one step started afresh from the initial state, on the
+        input of step t (memoised like the reference's): for checks of a sequence whose one
+        argument is time-indexed along ``time_axis``."""
+        if time_axis is None:
+            return None
+        sequences = [i for i, a in enumerate(args)
+                     if isinstance(a, np.ndarray) and a.ndim > time_axis]
+        lengths = {args[i].shape[time_axis] for i in sequences}
+        if len(sequences) != 1 or lengths == {1}:
+            return None
+        position = sequences[0]
+
+        def fresh(t: int) -> dict[str, np.ndarray] | None:
+            step = np.take(args[position], [t], axis=time_axis)
+            a = (*args[:position], step, *args[position + 1:])
+            try:
+                out = self._trusted("reference", self._key(f"{name} fresh step", probe, a),
+                                    lambda: probe(self.reference, *promote_args(a)))
+            except Exception:  # noqa: BLE001 - no fresh start for this probe: no pattern
+                return None
+            return {k: arr for k, v in flatten(out, name, names)
+                    if (arr := _float_array(v)) is not None}
+
+        return fresh
 
     def _diagnose_error(self, probe: Probe, args: tuple, exc: StudentError) -> None:
         """A student exception that a mutant raises too, on the same inputs and with the same
@@ -141,7 +174,8 @@ class Checker:
             except Exception:  # noqa: BLE001 - a mutant failing otherwise matches nothing
                 continue
         if matched:
-            exc.diagnosis = [f"{m.name}: {m.description}" for m in matched]
+            exc.diagnosis = [m.diagnosis("your code raises the same error as this mistake on "
+                                         "the same inputs") for m in matched]
             exc.hint = matched[0].hint
 
     def matching_mutants(self, name: str, probe: Probe, args: tuple, got: Any, tol: Tolerance,
@@ -167,6 +201,14 @@ def _agrees_on(got: Any, theirs: Any, tol: Tolerance, name: str,
     compared = [c for c in compare_tree(got, theirs, tol, name, names, None, only=failing,
                                         stop_at_failure=True) if c.name in failing]
     return bool(compared) and all(c.ok for c in compared)
+
+
+def _float_array(value: Any) -> np.ndarray | None:
+    """A leaf as a float or complex array, or None when it is not numeric."""
+    array = to_numpy(value)
+    if array is None or array.dtype.kind not in "biufc":
+        return None
+    return array.astype(np.complex128 if array.dtype.kind == "c" else np.float64)
 
 
 def _error_signature(message: str) -> str:

@@ -31,6 +31,8 @@ import pytest
 from rnngrade import __version__
 from rnngrade.checks.devices import cuda_unavailable_reason
 from rnngrade.checks.plugin import FAILURE_KEY, STUDENT_PROVIDER, short_failure
+from rnngrade.diagnosis.evidence import summarise_diagnosis
+from rnngrade.diagnosis.structural import localise_cases
 from rnngrade.grading.memo import EXPECTATION_MEMO, ExpectationMemo
 from rnngrade.grading.plugin import CHECK_KEY
 from rnngrade.grading.rubric import Rubric, load_rubric
@@ -43,6 +45,7 @@ from rnngrade.results.model import (
     PASSED,
     SKIPPED,
     CaseResult,
+    Diagnosis,
     GradeResult,
     TestResult,
 )
@@ -225,7 +228,7 @@ def summarise_test(name: str, title: str, points: float, visibility: str,
         message = _failure_summary(failures)
     else:
         message = "" if ran else (cases[0].message if cases else "no cases")
-    diagnosis, hint = rank_diagnoses(failures)
+    diagnosis, hint = rank_diagnoses(failures, cases)
     return TestResult(
         name=name, title=title, score=score, max_score=points if ran else 0.0, outcome=outcome,
         visibility=visibility, message=message, diagnosis=diagnosis, hint=hint,
@@ -233,21 +236,27 @@ def summarise_test(name: str, title: str, points: float, visibility: str,
         seconds=round(sum(c.seconds for c in cases), 4), cases=cases, checks=checks)
 
 
-def rank_diagnoses(failures: list[CaseResult]) -> tuple[list[str], str]:
+def rank_diagnoses(failures: list[CaseResult], cases: list[CaseResult] | None = None
+                   ) -> tuple[list[Diagnosis], str]:
     """The diagnoses that explain the most failing cases (a mistake can coincide with another on
-    a special case, e.g. a zero initial state), and the hint of the best one."""
+    a special case, e.g. a zero initial state), and the hint of the best one; without any, what
+    the pattern of passing and failing ``cases`` locates."""
     counts: dict[str, int] = defaultdict(int)
-    hints: dict[str, str] = {}
+    first: dict[str, Diagnosis] = {}
     for case in failures:
-        for position, diagnosis in enumerate(case.diagnosis):
+        for diagnosis in dict.fromkeys(d.name for d in case.diagnosis):
             counts[diagnosis] += 1
-            if position == 0 and case.hint:
-                hints.setdefault(diagnosis, case.hint)
+        for d in case.diagnosis:
+            first.setdefault(d.name, d)
     if not counts:
+        located = localise_cases(cases or [])
+        if located is not None:
+            return [located], located.hint
         return [], next((c.hint for c in failures if c.hint), "")
     best = max(counts.values())
-    top = [d for d, n in counts.items() if n == best]
-    return top, next((hints[d] for d in top if d in hints), "")
+    top = [summarise_diagnosis(first[d], best, len(failures)) for d, n in counts.items()
+           if n == best]
+    return top, next((d.hint for d in top if d.hint), "")
 
 
 def _failure_summary(failures: list[CaseResult], limit: int = 3) -> str:

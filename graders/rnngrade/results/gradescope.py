@@ -50,7 +50,7 @@ def to_gradescope(result: GradeResult) -> dict[str, Any]:
                 "outcome": test.outcome,
                 "output": test_output(test),
                 "visibility": test.visibility,
-                "diagnosis": test.diagnosis,
+                "diagnosis": [d.to_dict() for d in test.diagnosis],
                 "hint": test.hint,
                 "cases_passed": test.cases_passed,
                 "cases_total": test.cases_total,

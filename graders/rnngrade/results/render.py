@@ -8,6 +8,7 @@ from pathlib import Path
 
 import jinja2
 
+from rnngrade.diagnosis.feedback import fix_sections
 from rnngrade.paths import templates_dir
 from rnngrade.results.gradescope import overall_output, test_output, to_gradescope
 from rnngrade.results.model import GradeResult
@@ -33,6 +34,7 @@ def environment() -> jinja2.Environment:
     env.filters["num"] = format_points
     env.filters["md_escape"] = lambda s: str(s).replace("|", "\\|").replace("\n", "<br>")
     env.globals["test_output"] = test_output
+    env.globals["fix_sections"] = fix_sections
     return env
 
 

@@ -1,0 +1,184 @@
+"""Structural localisation: where a mistake sits, from which outputs, steps and cases fail.
+
+Used when no known mistake matches. Each rule states its evidence, and speaks only when the
+pattern is clean (every step before some point right and every step after it wrong, say); a
+mixed picture says nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from rnngrade.diagnosis.heuristics import informative, time_shift
+from rnngrade.results.model import PASSED, SKIPPED, CaseResult, Diagnosis, DiagnosisSource
+
+STRUCTURAL = DiagnosisSource.STRUCTURAL.value
+
+NOT_CARRIED = "not_carried_across_time"
+NOT_CARRIED_BACK = "gradient_not_carried_back"
+FED_A0 = "fed_a0_every_step"
+OFF_BY_ONE = "off_by_one_step"
+RECURRENT_TERM = "recurrent_term"
+
+# A fresh start at step t: the expected leaves of one step run from the initial state on step t's
+# input alone, or None when that cannot be computed for this check.
+FreshStart = Callable[[int], Mapping[str, np.ndarray] | None]
+
+GATES = {"f": "forget", "i": "update (input)", "c": "candidate", "o": "output"}
+_GATE_LEAF = re.compile(r"\['d[Wb]([fico])'\]$")
+
+
+def _close(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
+    return a.shape == b.shape and bool(np.all(np.abs(a - b) <= atol + rtol * np.abs(b)))
+
+
+def _ordinal(n: int) -> str:
+    return {1: "first", 2: "second", 3: "third"}.get(n, f"{n}th")
+
+
+def step_agreement(got: np.ndarray, want: np.ndarray, axis: int, atol: float,
+                   rtol: float) -> list[bool]:
+    """Per time step along ``axis``: whether the student's step matches the expected one."""
+    return [_close(np.take(got, t, axis=axis), np.take(want, t, axis=axis), atol, rtol)
+            for t in range(got.shape[axis])]
+
+
+def localise_check(leaves_got: Mapping[str, np.ndarray], leaves_want: Mapping[str, np.ndarray],
+                   failing: Sequence[str], atol: float, rtol: float,
+                   time_axis: int | None, fresh_start: FreshStart | None = None
+                   ) -> Diagnosis | None:
+    """A structural diagnosis of one failed check, or None.
+
+    leaves_got / leaves_want: every output leaf (``"a"``, ``"grads['dWf']"``) as arrays;
+    failing: the leaves that differ. time_axis: the time axis of the time-indexed leaves.
+    """
+    gate = _gate_path(leaves_want, failing)
+    if gate is not None:
+        return gate
+    if time_axis is None:
+        return None
+    for leaf in failing:
+        got, want = leaves_got.get(leaf), leaves_want.get(leaf)
+        if got is None or want is None or got.shape != want.shape or got.ndim <= time_axis:
+            continue
+        found = _time_pattern(leaf, got, want, atol, rtol, time_axis, fresh_start)
+        if found is not None:
+            return found
+    return None
+
+
+def _gate_path(leaves_want: Mapping[str, np.ndarray], failing: Sequence[str]) -> Diagnosis | None:
+    gates = {m.group(1) for leaf in failing if (m := _GATE_LEAF.search(leaf))}
+    if len(gates) != 1 or any(not _GATE_LEAF.search(leaf) for leaf in failing):
+        return None
+    right = [leaf for leaf in leaves_want if leaf not in failing]
+    if len(right) < 3:
+        return None
+    gate = gates.pop()
+    wrong = ", ".join(_short(leaf) for leaf in failing)
+    return Diagnosis(
+        f"{GATES[gate].split()[0]}_gate_path",
+        f"the mistake is on the {GATES[gate]} gate's path",
+        hint=f"Only the {GATES[gate]} gate's weight gradients are wrong. Follow that gate "
+        f"backwards: its gate gradient d{gate}t, and the derivative of its activation.",
+        evidence=f"only {wrong} differ; {', '.join(_short(leaf) for leaf in right[:4])}"
+        f"{' and the rest' if len(right) > 4 else ''} are right",
+        source=STRUCTURAL)
+
+
+def _short(leaf: str) -> str:
+    match = re.search(r"\['([^']+)'\]$", leaf)
+    return match.group(1) if match else leaf
+
+
+def _time_pattern(leaf: str, got: np.ndarray, want: np.ndarray, atol: float, rtol: float,
+                  axis: int, fresh_start: FreshStart | None) -> Diagnosis | None:
+    steps = got.shape[axis]
+    if steps < 2 or not informative(want, atol):
+        return None
+    shift = time_shift(got, want, atol, rtol, axis)
+    if shift:
+        return Diagnosis(
+            OFF_BY_ONE, f"{_short(leaf)} is off by one time step",
+            hint="Check the time index you read from and the one you write to inside your loop.",
+            evidence=f"step t of your {_short(leaf)} equals the expected step "
+            f"t{'-' if shift == 1 else '+'}1 at every step", source=STRUCTURAL)
+    ok = step_agreement(got, want, axis, atol, rtol)
+    right = ok.index(False) if False in ok else steps
+    if 0 < right < steps and not any(ok[right:]):
+        if fresh_start is not None and _fed_initial_state(leaf, got, axis, atol, rtol,
+                                                          fresh_start, steps):
+            return Diagnosis(
+                FED_A0, "every step starts from the initial state a0 instead of the previous "
+                "step's state",
+                hint="Each step must start from the state the previous step produced. Check "
+                "which state you pass to the cell inside your loop.",
+                evidence=f"the first step of {_short(leaf)} is right, and every later step "
+                "equals a fresh start from a0 on that step's input", source=STRUCTURAL)
+        return Diagnosis(
+            NOT_CARRIED, "the state is not carried correctly from one time step to the next",
+            hint="The first step is right, so the cell itself works: check what each step of "
+            "your loop receives from the step before it, and what it stores.",
+            evidence=f"{_short(leaf)} is right for the first {_count(right)}, wrong from the "
+            f"{_ordinal(right + 1)} step on", source=STRUCTURAL)
+    wrong_before = ok.index(True) if True in ok else steps
+    if 0 < wrong_before < steps and all(ok[wrong_before:]) and not any(ok[:wrong_before]):
+        return Diagnosis(
+            NOT_CARRIED_BACK, "the gradient is not carried back correctly from one time step to "
+            "the one before",
+            hint="The last step is right, so the cell's backward pass works: check what your "
+            "loop passes back from step t+1 to step t (the hidden-state and, in an LSTM, the "
+            "cell-state gradient).",
+            evidence=f"{_short(leaf)} is right for the last {_count(steps - wrong_before)}, "
+            "wrong for the earlier ones", source=STRUCTURAL)
+    return None
+
+
+def _count(n: int) -> str:
+    return "step" if n == 1 else f"{n} steps"
+
+
+def _fed_initial_state(leaf: str, got: np.ndarray, axis: int, atol: float, rtol: float,
+                       fresh_start: FreshStart, steps: int) -> bool:
+    for t in range(1, steps):
+        fresh = fresh_start(t)
+        if fresh is None or leaf not in fresh:
+            return False
+        expected = np.take(np.asarray(fresh[leaf], dtype=np.float64), 0, axis=axis)
+        if not _close(np.take(got, t, axis=axis), expected, atol, rtol):
+            return False
+    return True
+
+
+# ------------------------------------------------------------------ from the cases of one test
+
+_T1 = re.compile(r"(^|[-_])T(_x)?1($|[-_])")
+# Cases whose zeroed input or weight removes the recurrent term (the previous state's influence).
+_NO_RECURRENCE = {"a_prev", "a0", "h0", "h", "Waa", "W_h", "W_hh"}
+
+
+def localise_cases(cases: Sequence[CaseResult]) -> Diagnosis | None:
+    """A structural diagnosis from which cases of one test pass: right at T = 1 only, or right
+    only where the previous state is zero."""
+    ran = [c for c in cases if c.outcome != SKIPPED]
+    passed = {c.case for c in ran if c.outcome == PASSED}
+    failed = [c for c in ran if c.outcome != PASSED]
+    if not passed or not failed or any(c.kind != "check" for c in failed):
+        return None
+    if all(_T1.search(case) for case in passed) and not any(_T1.search(c.case) for c in failed):
+        return Diagnosis(
+            NOT_CARRIED, "the state or gradient is not carried correctly across time steps",
+            hint="A sequence of one step is right, so the cell itself works: check what your "
+            "loop carries from one step to the next.",
+            evidence="right for T = 1, wrong for every longer sequence", source=STRUCTURAL)
+    if passed <= _NO_RECURRENCE and not any(c.case in _NO_RECURRENCE for c in failed):
+        zero = " or ".join(f"{name} = 0" for name in sorted(passed))
+        return Diagnosis(
+            RECURRENT_TERM, "the recurrent term (the previous state's contribution) is wrong",
+            hint="Your result is right when the previous state cannot contribute. Look at how "
+            "the previous hidden state enters your computation.",
+            evidence=f"right with {zero}, wrong in every other case", source=STRUCTURAL)
+    return None
