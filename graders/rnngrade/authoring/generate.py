@@ -23,7 +23,12 @@ from rnngrade.authoring.notebooks import lab_notebook, module_to_notebook, noteb
 from rnngrade.authoring.stubs import make_stub
 from rnngrade.checks.seeding import seed_everything
 from rnngrade.checks.vectors import PublicVectors, dump_vectors
-from rnngrade.diagnosis.mutants import load_source_as_module, strip_markers
+from rnngrade.diagnosis.mutants import (
+    Mutant,
+    load_mutant_table,
+    load_source_as_module,
+    strip_markers,
+)
 from rnngrade.labs import Lab
 from rnngrade.paths import course_root
 
@@ -71,19 +76,71 @@ def vectors_for(lab: Lab, root: Path | None = None) -> Generated | None:
         return None
     source = strip_markers(lab.solution_path(root).read_text(encoding="utf-8"))
     reference = load_source_as_module(source, f"_generate_{lab.name}")
-    stored: dict[str, dict[str, Any]] = {}
-    for name, spec in cases.items():
-        function, args = spec[0], tuple(spec[1])
-        seed_everything(0)
-        if callable(function):  # a chain such as backward-of-forward: function(module, *args)
-            outputs = function(reference, *copy.deepcopy(args))
-            function = function.__name__
-        else:
-            outputs = getattr(reference, function)(*copy.deepcopy(args))
-        if len(spec) > 2:
-            outputs = tuple(outputs[i] for i in spec[2])
-        stored[name] = {"function": function, "args": args, "outputs": _detach(outputs)}
+    stored = {name: _run_case(reference, spec) for name, spec in cases.items()}
     return Generated(lab.public_fixture_path(root), dump_vectors(stored), "vectors")
+
+
+def _run_case(module: Any, spec: tuple) -> dict[str, Any]:
+    """``{"function", "args", "outputs"}`` of one public case run on ``module``."""
+    function, args = spec[0], tuple(spec[1])
+    seed_everything(0)
+    if callable(function):  # a chain such as backward-of-forward: function(module, *args)
+        outputs = function(module, *copy.deepcopy(args))
+        function = function.__name__
+    else:
+        outputs = getattr(module, function)(*copy.deepcopy(args))
+    if len(spec) > 2:
+        outputs = tuple(outputs[i] for i in spec[2])
+    return {"function": function, "args": args, "outputs": _detach(outputs)}
+
+
+def fingerprints_for(lab: Lab, root: Path | None = None) -> Generated | None:
+    """``fixtures/public/labN_mistakes.npz``: every known mistake's outputs on the public inputs,
+    so the public tests can name a mistake without shipping its code."""
+    root = root or course_root()
+    cases = _load_cases(lab, root)
+    table = lab.suite_dir(root) / "mutants.py"
+    if not cases or not table.exists():
+        return None
+    source = lab.solution_path(root).read_text(encoding="utf-8")
+    expected = vectors_for(lab, root)
+    assert expected is not None
+    with tempfile.NamedTemporaryFile(suffix=".npz") as tmp:
+        tmp.write(expected.content)
+        tmp.flush()
+        vectors = PublicVectors(Path(tmp.name))
+        stored = mistake_fingerprints(vectors, cases, load_mutant_table(table), source)
+    path = lab.public_fixture_path(root)
+    return Generated(path.with_name(f"{path.stem}_mistakes.npz"), dump_vectors(stored),
+                     "vectors")
+
+
+def mistake_fingerprints(vectors: PublicVectors, cases: dict[str, tuple],
+                         mutants: list[Mutant], source: str) -> dict[str, dict[str, Any]]:
+    """Per public case and mistake whose outputs differ from the reference's: the mistake's
+    name, line, hint and outputs (stored under ``"<case>::<mistake>"``)."""
+    stored: dict[str, dict[str, Any]] = {}
+    for mutant in mutants:
+        module = load_source_as_module(mutant.apply(source), f"_fingerprint_{mutant.name}")
+        for name, spec in cases.items():
+            try:
+                outputs = _run_case(module, spec)["outputs"]
+            except Exception:  # noqa: BLE001 - a mistake that raises here has no fingerprint
+                continue
+            if _same_within(outputs, vectors.case(name).outputs):
+                continue
+            stored[f"{name}::{mutant.name}"] = {
+                "function": mutant.function, "args": (name,),
+                "outputs": {"name": mutant.name, "text": mutant.description, "hint": mutant.hint,
+                            "value": outputs}}
+    return stored
+
+
+def _same_within(a: Any, b: Any) -> bool:
+    try:
+        return _same(a, b)
+    except (TypeError, ValueError, AttributeError):
+        return False
 
 
 def _detach(value: Any) -> Any:
@@ -124,9 +181,7 @@ def _zip(files: dict[str, bytes]) -> bytes:
 
 def generated_files(lab: Lab, root: Path | None = None) -> list[Generated]:
     items = [stub_for(lab, root), notebook_for(lab, root)]
-    vectors = vectors_for(lab, root)
-    if vectors is not None:
-        items.append(vectors)
+    items += [v for v in (vectors_for(lab, root), fingerprints_for(lab, root)) if v is not None]
     return items + sample_submissions(lab, root)
 
 

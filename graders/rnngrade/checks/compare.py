@@ -68,6 +68,9 @@ class CheckFailure(AssertionError):
         self.comparisons = comparisons or []
         self.diagnosis = diagnosis or []
         self.hint = hint
+        # (got, want, tolerance, name, names) of a failed public check: what the public harness
+        # needs to name a known mistake (rnngrade.checks.mistakes)
+        self.observed: tuple | None = None
 
     def __str__(self) -> str:
         parts = [self.message]

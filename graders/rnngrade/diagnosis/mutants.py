@@ -28,6 +28,8 @@ class Mutant:
     description: one line for instructors ("a_next computed without Waa·a_prev").
     hint: one or two sentences for the student: what to look at, never the answer.
     edits: ``(old, new)`` pairs; each ``old`` occurs exactly once in the reference source.
+    patterns: names of structural or heuristic diagnoses that also describe this mistake
+        correctly (``"not_carried_across_time"``, ``"constant_factor"``).
     """
 
     name: str
@@ -35,6 +37,7 @@ class Mutant:
     description: str
     hint: str
     edits: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    patterns: tuple[str, ...] = ()
 
     def diagnosis(self, evidence: str = "") -> Diagnosis:
         """This mistake as a diagnosis, with the evidence that the student's result shows it."""

@@ -90,4 +90,21 @@ MUTANTS = [
         "tanh(h W_hᵀ + x W_xᵀ + b) carries the past?",
         edits=(("h = torch.tanh(h @ W_h.T + inputs[:, t])", "h = torch.tanh(inputs[:, t])"),),
     ),
+    # --- mistakes seen in real classic submissions ---------------------------------------------
+    Mutant(
+        name="state_starts_at_zeros",
+        function="rnn_forward",
+        description="the hidden state starts at zeros instead of a0",
+        hint="Check what your loop starts from before the first step: the initial hidden state "
+        "is given to you as an argument.",
+        edits=(("    a_prev = a0\n", "    a_prev = np.zeros_like(a0)\n"),),
+    ),
+    Mutant(
+        name="loop_starts_at_one",
+        function="rnn_forward",
+        description="the time loop starts at t = 1, so step 0 is never computed",
+        hint="Python's range starts where you tell it to. Does your loop visit every time step, "
+        "the first one included?",
+        edits=(("for t in range(T_x):", "for t in range(1, T_x):"),),
+    ),
 ]

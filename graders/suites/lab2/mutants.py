@@ -224,4 +224,15 @@ MUTANTS = [
             ),
         ),
     ),
+    # --- mistakes seen in real classic submissions ---------------------------------------------
+    Mutant(
+        name="da_prev_not_updated",
+        function="rnn_backward",
+        description="da_prevt never updated inside the loop: every step adds the zeros it "
+        "started with",
+        hint="You add da_prevt to da[:, :, t], but is it ever given the da_prev that the step "
+        "you just processed returned? Check what happens to it inside the loop.",
+        edits=(('        da_prevt = grads["da_prev"]\n    return {"dx": dx, "da0": da_prevt',
+                '    return {"dx": dx, "da0": da_prevt'),),
+    ),
 ]

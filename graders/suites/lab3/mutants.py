@@ -223,4 +223,105 @@ MUTANTS = [
             ),
         ),
     ),
+    # --- mistakes seen in real classic submissions ---------------------------------------------
+    Mutant(
+        name="output_gate_missing",
+        function="lstm_cell_forward",
+        description="a_next = tanh(c_next), without the output gate",
+        hint="Look at how a_next is computed: the output gate decides how much of the squashed "
+        "cell state is let through.",
+        edits=(("a_next = ot * np.tanh(c_next)", "a_next = np.tanh(c_next)"),),
+    ),
+    Mutant(
+        name="prediction_from_a_prev",
+        function="lstm_cell_forward",
+        description="yt_pred computed from a_prev instead of a_next",
+        hint="The prediction of this step is made from the hidden state this step produces. "
+        "Which state do you feed to Wy?",
+        edits=(('softmax(parameters["Wy"] @ a_next', 'softmax(parameters["Wy"] @ a_prev'),),
+    ),
+    Mutant(
+        name="state_starts_at_zeros",
+        function="lstm_forward",
+        description="the hidden state starts at zeros instead of a0",
+        hint="Check what your loop starts from before the first step: the initial hidden state "
+        "is given to you as an argument (only the cell state starts at zeros).",
+        edits=(("    a_next = a0\n", "    a_next = np.zeros_like(a0)\n"),),
+    ),
+    Mutant(
+        name="loop_starts_at_one",
+        function="lstm_forward",
+        description="the time loop starts at t = 1, so step 0 is never computed",
+        hint="Python's range starts where you tell it to. Does your loop visit every time step, "
+        "the first one included?",
+        edits=(("for t in range(T_x):", "for t in range(1, T_x):"),),
+    ),
+    Mutant(
+        name="loop_feeds_a0",
+        function="lstm_forward",
+        description="every step is given a0 as its previous hidden state",
+        hint="Each step must start from the hidden state the previous step produced. Check "
+        "which state you pass to the cell inside your loop.",
+        edits=(("lstm_cell_forward(x[:, :, t], a_next, c_next, parameters)",
+                "lstm_cell_forward(x[:, :, t], a0, c_next, parameters)"),),
+    ),
+    Mutant(
+        name="c_aliased_to_a",
+        function="lstm_forward",
+        description="c is the same array as a (c = a), so the cell states overwrite the hidden "
+        "states",
+        hint="Assigning one NumPy array to another name does not copy it. Are a and c two "
+        "separate arrays in your code?",
+        edits=(("    c = np.zeros((n_a, m, T_x), dtype=x.dtype)\n", "    c = a\n"),),
+    ),
+    Mutant(
+        name="tanh_of_a_next_for_c_next",
+        function="lstm_cell_backward",
+        description="tanh(a_next) used where tanh(c_next) belongs",
+        hint="a_next = ot ⊙ tanh(c_next): the tanh in the gradient is the one of the cell "
+        "state. Check which state you take the tanh of.",
+        edits=(("tanh_c = np.tanh(c_next)", "tanh_c = np.tanh(a_next)"),),
+    ),
+    Mutant(
+        name="output_gate_derivative_missing",
+        function="lstm_cell_backward",
+        description="dot = da_next ⊙ tanh(c_next), without the sigmoid's derivative ot ⊙ (1 − ot)",
+        hint="The gate gradients are taken with respect to the gates' pre-activations. Check "
+        "that the output gate's gradient goes through the derivative of its sigmoid.",
+        edits=(("dot = da_next * tanh_c * ot * (1 - ot)", "dot = da_next * tanh_c"),),
+    ),
+    Mutant(
+        name="update_gate_derivative_missing_it",
+        function="lstm_cell_backward",
+        description="dit = dc ⊙ cct ⊙ (1 − it): the factor it of the sigmoid's derivative missing",
+        hint="The derivative of σ is σ ⊙ (1 − σ). Check both factors in the update gate's "
+        "gradient.",
+        edits=(("dit = dc * cct * it * (1 - it)", "dit = dc * cct * (1 - it)"),),
+    ),
+    Mutant(
+        name="candidate_derivative_extra_factor",
+        function="lstm_cell_backward",
+        description="dcct = dc ⊙ it ⊙ cct ⊙ (1 − cct²): an extra factor cct",
+        hint="Check the candidate's gradient: the derivative of tanh is 1 − tanh², with no "
+        "further factor of the candidate itself.",
+        edits=(("dcct = dc * it * (1 - cct ** 2)", "dcct = dc * it * cct * (1 - cct ** 2)"),),
+    ),
+    Mutant(
+        name="weight_grads_overwritten",
+        function="lstm_backward",
+        description="the weight and bias gradients are overwritten at every step instead of "
+        "summed over time",
+        hint="The weights are shared by all time steps. Check that dWf, dbf, … collect the "
+        "contribution of every step rather than keeping only one of them.",
+        edits=(("totals[name] += grads[name]", "totals[name] = grads[name]"),),
+    ),
+    Mutant(
+        name="da_prev_not_updated",
+        function="lstm_backward",
+        description="da_prevt never updated inside the loop: every step adds the zeros it "
+        "started with",
+        hint="You add da_prevt to da[:, :, t], but is it ever given the da_prev that the step "
+        "you just processed returned? Check what happens to it inside the loop.",
+        edits=(('        da_prevt = grads["da_prev"]\n', ""),),
+    ),
 ]

@@ -1,0 +1,137 @@
+"""Naming a mistake in the public tests, without any code of the reference or of the mistakes.
+
+``fixtures/public/labN_mistakes.npz`` (generated beside the public vectors) holds, per public case,
+the outputs that each known mistake produces on that case's inputs. When a public check fails,
+the student's result is compared with them; a match names the mistake. Failing that, the pattern
+of right and wrong time steps can still locate it ("right for the first step, wrong from the
+second on"). Every line states its evidence.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rnngrade.checks.compare import to_numpy
+from rnngrade.checks.structure import compare_tree, flatten
+from rnngrade.checks.tolerance import Tolerance
+from rnngrade.checks.vectors import PublicVectors
+
+
+def fingerprints_path(vectors: Path) -> Path:
+    """Where the mistakes' fingerprints of the vectors file ``vectors`` live."""
+    return vectors.with_name(f"{vectors.stem}_mistakes.npz")
+
+
+def _leaves(value: Any, name: str, names: tuple[str, ...] | None) -> list[np.ndarray | None]:
+    return [to_numpy(v) for _, v in flatten(value, name, names)]
+
+
+def _same_leaf(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    return a is not None and b is not None and a.shape == b.shape and a.dtype == b.dtype \
+        and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+
+
+def find_case(vectors: PublicVectors, want: Any, name: str,
+              names: tuple[str, ...] | None) -> tuple[str, list[int]] | None:
+    """The public case whose stored outputs hold ``want`` (all of it, or some of its outputs),
+    and for each leaf of ``want`` the index of the case's leaf it is."""
+    wanted = _leaves(want, name, names)
+    for case_name in vectors.names():
+        stored = _leaves(vectors.case(case_name).outputs, name, None)
+        positions = []
+        for leaf in wanted:
+            found = next((i for i, s in enumerate(stored) if _same_leaf(leaf, s)), None)
+            if found is None:
+                break
+            positions.append(found)
+        else:
+            if positions:
+                return case_name, positions
+    return None
+
+
+def known_mistakes(got: Any, want: Any, tol: Tolerance, name: str,
+                   names: tuple[str, ...] | None, vectors_path: Path) -> list[str]:
+    """Lines naming each known mistake whose outputs on this public case equal ``got`` on
+    every leaf that fails; [] when there are no fingerprints or none matches."""
+    path = fingerprints_path(vectors_path)
+    if not path.exists() or not vectors_path.exists():
+        return []
+    vectors, prints = PublicVectors(vectors_path), PublicVectors(path)
+    located = find_case(vectors, want, name, names)
+    if located is None:
+        return []
+    case_name, positions = located
+    failing = {c.name for c in compare_tree(got, want, tol, name, names, None) if not c.ok}
+    lines = []
+    for entry in prints.names():
+        if not entry.startswith(f"{case_name}::"):
+            continue
+        mistake = prints.case(entry).outputs
+        theirs = flatten(mistake["value"], name, None)
+        if any(p >= len(theirs) for p in positions):
+            continue
+        labels = [label for label, _ in flatten(want, name, names)]
+        picked = [theirs[p][1] for p in positions]
+        compared = [c for c in compare_tree(got, tuple(picked) if len(picked) > 1 else picked[0],
+                                            tol, name, tuple(labels) if len(picked) > 1 else None,
+                                            None) if c.name in failing]
+        if compared and all(c.ok for c in compared):
+            lines.append(f"this looks like: {mistake['text']} (your result equals that "
+                         f"mistake's on this test's inputs). Hint: {mistake['hint']}")
+    return lines
+
+
+def time_steps(got: Any, want: Any, tol: Tolerance, name: str,
+               names: tuple[str, ...] | None, time_axis: int) -> list[str]:
+    """Where along time a sequence output goes wrong: a clean "right up to step k, wrong from
+    then on" (or the reverse, for gradients flowing backwards) locates the mistake."""
+    lines = []
+    for (label, g), (_, w) in zip(flatten(got, name, names), flatten(want, name, names)):
+        g, w = to_numpy(g), to_numpy(w)
+        if g is None or w is None or g.shape != w.shape or g.ndim <= time_axis \
+                or g.shape[time_axis] < 2 or g.dtype.kind not in "fc":
+            continue
+        ok = [bool(np.all(np.abs(np.take(g, t, time_axis) - np.take(w, t, time_axis))
+                          <= tol.atol + tol.rtol * np.abs(np.take(w, t, time_axis))))
+              for t in range(g.shape[time_axis])]
+        steps = len(ok)
+        right = ok.index(False) if False in ok else steps
+        if 0 < right < steps and not any(ok[right:]):
+            lines.append(f"this looks like: the state is not carried correctly from one time "
+                         f"step to the next ({label} is right for the first {right} step(s), "
+                         f"wrong from step {right + 1} on)")
+        elif ok[-1] and not ok[0] and ok.index(True) > 0 and all(ok[ok.index(True):]):
+            lines.append(f"this looks like: the gradient is not carried back correctly from one "
+                         f"time step to the one before ({label} is right for the last "
+                         f"{steps - ok.index(True)} step(s), wrong for the earlier ones)")
+        if lines:
+            break
+    return lines
+
+
+def explain(got: Any, want: Any, tol: Tolerance, name: str, names: tuple[str, ...] | None,
+            vectors_path: Path | None, time_axis: int = -1) -> list[str]:
+    """What the public harness says about a failed public check: known mistakes first, else
+    where along time the result goes wrong. Never raises: a public test must report the
+    student's failure, whatever happens here."""
+    try:
+        lines = known_mistakes(got, want, tol, name, names, vectors_path) if vectors_path else []
+        if not lines:
+            axis = time_axis if time_axis >= 0 else _last_axis(want, name, names)
+            lines = time_steps(got, want, tol, name, names, axis) if axis >= 0 else []
+        return lines
+    except Exception:  # noqa: BLE001 - an explanation is optional, the failure stands
+        return []
+
+
+def _last_axis(want: Any, name: str, names: tuple[str, ...] | None) -> int:
+    """The classic layout keeps time last: the last axis of 3-D outputs, else none."""
+    leaves = [v for _, v in flatten(want, name, names)]
+    if any(type(v).__module__.startswith("torch") for v in leaves):
+        return 1  # PyTorch layout: batch first, then time
+    dims = {a.ndim for a in _leaves(want, name, names) if a is not None}
+    return 2 if 3 in dims else -1
