@@ -9,13 +9,14 @@ second on"). Every line states its evidence.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from rnngrade.checks.compare import to_numpy
-from rnngrade.checks.structure import compare_tree, flatten
+from rnngrade.checks.compare import compare, to_numpy
+from rnngrade.checks.structure import flatten
 from rnngrade.checks.tolerance import Tolerance
 from rnngrade.checks.vectors import PublicVectors
 
@@ -23,6 +24,12 @@ from rnngrade.checks.vectors import PublicVectors
 def fingerprints_path(vectors: Path) -> Path:
     """Where the mistakes' fingerprints of the vectors file ``vectors`` live."""
     return vectors.with_name(f"{vectors.stem}_mistakes.npz")
+
+
+@lru_cache(maxsize=4)
+def _load(path: Path, mtime_ns: int) -> PublicVectors:
+    """A vectors file, read once while it is unchanged."""
+    return PublicVectors(path)
 
 
 def _leaves(value: Any, name: str, names: tuple[str, ...] | None) -> list[np.ndarray | None]:
@@ -60,28 +67,27 @@ def known_mistakes(got: Any, want: Any, tol: Tolerance, name: str,
     path = fingerprints_path(vectors_path)
     if not path.exists() or not vectors_path.exists():
         return []
-    vectors, prints = PublicVectors(vectors_path), PublicVectors(path)
+    vectors, prints = _load(vectors_path, vectors_path.stat().st_mtime_ns), \
+        _load(path, path.stat().st_mtime_ns)
     located = find_case(vectors, want, name, names)
     if located is None:
         return []
     case_name, positions = located
-    failing = {c.name for c in compare_tree(got, want, tol, name, names, None) if not c.ok}
+    wanted = flatten(want, name, names)
+    mine = dict(flatten(got, name, names))
+    failing = [(i, label) for i, (label, w) in enumerate(wanted)
+               if label not in mine or not compare(mine[label], w, tol, label).ok]
     lines = []
     for entry in prints.names():
         if not entry.startswith(f"{case_name}::"):
             continue
         mistake = prints.case(entry).outputs
-        theirs = flatten(mistake["value"], name, None)
-        if any(p >= len(theirs) for p in positions):
-            continue
-        labels = [label for label, _ in flatten(want, name, names)]
-        picked = [theirs[p][1] for p in positions]
-        compared = [c for c in compare_tree(got, tuple(picked) if len(picked) > 1 else picked[0],
-                                            tol, name, tuple(labels) if len(picked) > 1 else None,
-                                            None) if c.name in failing]
-        if compared and all(c.ok for c in compared):
-            lines.append(f"this looks like: {mistake['text']} (your result equals that "
-                         f"mistake's on this test's inputs). Hint: {mistake['hint']}")
+        theirs = [v for _, v in flatten(mistake["value"], name, None)]
+        if failing and all(label in mine and positions[i] < len(theirs)
+                           and compare(mine[label], theirs[positions[i]], tol, label).ok
+                           for i, label in failing):
+            lines.append(f"{mistake['text']} (your result equals that mistake's on this "
+                         f"test's inputs)\nhint: {mistake['hint']}")
     return lines
 
 
@@ -101,11 +107,11 @@ def time_steps(got: Any, want: Any, tol: Tolerance, name: str,
         steps = len(ok)
         right = ok.index(False) if False in ok else steps
         if 0 < right < steps and not any(ok[right:]):
-            lines.append(f"this looks like: the state is not carried correctly from one time "
+            lines.append(f"the state is not carried correctly from one time "
                          f"step to the next ({label} is right for the first {right} step(s), "
                          f"wrong from step {right + 1} on)")
         elif ok[-1] and not ok[0] and ok.index(True) > 0 and all(ok[ok.index(True):]):
-            lines.append(f"this looks like: the gradient is not carried back correctly from one "
+            lines.append(f"the gradient is not carried back correctly from one "
                          f"time step to the one before ({label} is right for the last "
                          f"{steps - ok.index(True)} step(s), wrong for the earlier ones)")
         if lines:

@@ -144,7 +144,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         summary["diagnosis"] = explain_public_failure(call.excinfo.value, item)
     report.user_properties.append((FAILURE_KEY, summary))
     text = summary["message"]
-    text += "".join(f"\ndiagnosis: {d}" for d in summary["diagnosis"])
+    text += "".join(f"\nthis looks like: {d}" for d in summary["diagnosis"])
     if summary["hint"]:
         text += f"\nhint: {summary['hint']}"
     report.longrepr = text

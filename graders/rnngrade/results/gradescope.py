@@ -12,7 +12,7 @@ def test_output(test: TestResult) -> str:
     lines = []
     if test.message:
         lines.append(test.message)
-    lines += [f"diagnosis: {d}" for d in test.diagnosis]
+    lines += [f"likely mistake: {d}" for d in test.diagnosis]
     if test.hint:
         lines.append(f"hint: {test.hint}")
     if test.cases_total > 1:
