@@ -47,12 +47,13 @@ def test_time_localisation_states_its_evidence():
     rng = np.random.default_rng(0)
     want = rng.standard_normal((3, 4, 5))
     got = want.copy()
-    got[:, :, 2:] += 1.0
+    got[:, :, 1:] += 1.0
     line = time_steps(got, want, TOL, "a", None, 2)[0]
-    assert "not carried" in line and "right for the first 2 step(s), wrong from step 3 on" in line
+    assert "not carried" in line and "right for the first step, wrong from the second" in line
     backward = want.copy()
-    backward[:, :, :3] -= 1.0
-    assert "right for the last 2 step(s)" in time_steps(backward, want, TOL, "dx", None, 2)[0]
+    backward[:, :, :4] -= 1.0
+    assert "right for the last step" in time_steps(backward, want, TOL, "dx", None, 2)[0]
+    assert time_steps(backward, want, TOL, "a", None, 2) == []  # a forward output: no claim
     mixed = want.copy()
     mixed[:, :, [1, 3]] += 1.0
     assert time_steps(mixed, want, TOL, "a", None, 2) == []
@@ -63,8 +64,8 @@ def test_a_changed_fingerprint_is_stale(course_copy):
     lab = get_lab("lab1")
     path = fingerprints_path(lab.public_fixture_path(course_copy))
     suite = lab.suite_dir(course_copy) / "mutants.py"
-    suite.write_text(suite.read_text().replace('"np.dot(Wax, xt) + ba"', '"np.dot(2 * Wax, xt) + ba"',
-                                               1))
+    text = suite.read_text()
+    suite.write_text(text.replace('"np.dot(Wax, xt) + ba"', '"np.dot(2 * Wax, xt) + ba"', 1))
     problems = stale_files(lab, course_copy)
     assert any(path.name in p for p in problems), problems
 

@@ -93,9 +93,10 @@ def known_mistakes(got: Any, want: Any, tol: Tolerance, name: str,
 
 def time_steps(got: Any, want: Any, tol: Tolerance, name: str,
                names: tuple[str, ...] | None, time_axis: int) -> list[str]:
-    """Where along time a sequence output goes wrong: a clean "right up to step k, wrong from
-    then on" (or the reverse, for gradients flowing backwards) locates the mistake."""
-    lines = []
+    """Where along time a sequence output goes wrong: right for the first step and wrong from
+    the second on (every failing output alike), or, for a gradient (named ``d…``), right for the
+    last step only, locates a mistake in what the loop carries from step to step."""
+    steps: dict[str, list[bool]] = {}
     for (label, g), (_, w) in zip(flatten(got, name, names), flatten(want, name, names)):
         g, w = to_numpy(g), to_numpy(w)
         if g is None or w is None or g.shape != w.shape or g.ndim <= time_axis \
@@ -104,19 +105,24 @@ def time_steps(got: Any, want: Any, tol: Tolerance, name: str,
         ok = [bool(np.all(np.abs(np.take(g, t, time_axis) - np.take(w, t, time_axis))
                           <= tol.atol + tol.rtol * np.abs(np.take(w, t, time_axis))))
               for t in range(g.shape[time_axis])]
-        steps = len(ok)
-        right = ok.index(False) if False in ok else steps
-        if 0 < right < steps and not any(ok[right:]):
-            lines.append(f"the state is not carried correctly from one time "
-                         f"step to the next ({label} is right for the first {right} step(s), "
-                         f"wrong from step {right + 1} on)")
-        elif ok[-1] and not ok[0] and ok.index(True) > 0 and all(ok[ok.index(True):]):
-            lines.append(f"the gradient is not carried back correctly from one "
-                         f"time step to the one before ({label} is right for the last "
-                         f"{steps - ok.index(True)} step(s), wrong for the earlier ones)")
-        if lines:
-            break
-    return lines
+        if not all(ok):
+            steps[label] = ok
+    forward = {k: v for k, v in steps.items() if not _short(k).startswith("d")}
+    backward = {k: v for k, v in steps.items() if _short(k).startswith("d")}
+    if forward and all(ok[0] and not any(ok[1:]) for ok in forward.values()):
+        label = next(iter(forward))
+        return [f"the state is not carried correctly from one time step to the next ({label} "
+                "is right for the first step, wrong from the second step on)"]
+    if backward and all(ok[-1] and not any(ok[:-1]) for ok in backward.values()):
+        label = next(iter(backward))
+        return [f"the gradient is not carried back correctly from one time step to the one "
+                f"before ({label} is right for the last step, wrong for every earlier one)"]
+    return []
+
+
+def _short(label: str) -> str:
+    """``grads['dx']`` → ``dx``."""
+    return label.rsplit("['", 1)[-1].rstrip("']")
 
 
 def explain(got: Any, want: Any, tol: Tolerance, name: str, names: tuple[str, ...] | None,

@@ -94,8 +94,11 @@ def _constant_factor(got: np.ndarray, want: np.ndarray, atol: float, rtol: float
 def time_shift(got: np.ndarray, want: np.ndarray, atol: float, rtol: float,
                time_axis: int | None) -> int:
     """+1 when ``got`` is ``want`` one step late along ``time_axis``, −1 when one step early,
-    0 otherwise (also when the axis is absent or the sequence barely changes over time)."""
-    axis = got.ndim - 1 if time_axis is None else time_axis
+    0 otherwise (also without a time axis: a shift along another axis, of weight columns say,
+    means nothing; or when the sequence barely changes over time)."""
+    if time_axis is None:
+        return 0
+    axis = time_axis
     if got.ndim <= axis or got.shape != want.shape or got.shape[axis] < 3:
         return 0
     length = got.shape[axis]

@@ -22,6 +22,7 @@ NOT_CARRIED_BACK = "gradient_not_carried_back"
 FED_A0 = "fed_a0_every_step"
 OFF_BY_ONE = "off_by_one_step"
 RECURRENT_TERM = "recurrent_term"
+INITIAL_STATE = "initial_state_unused"
 
 # A fresh start at step t: the expected leaves of one step run from the initial state on step t's
 # input alone, or None when that cannot be computed for this check.
@@ -35,10 +36,6 @@ def _close(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
     return a.shape == b.shape and bool(np.all(np.abs(a - b) <= atol + rtol * np.abs(b)))
 
 
-def _ordinal(n: int) -> str:
-    return {1: "first", 2: "second", 3: "third"}.get(n, f"{n}th")
-
-
 def step_agreement(got: np.ndarray, want: np.ndarray, axis: int, atol: float,
                    rtol: float) -> list[bool]:
     """Per time step along ``axis``: whether the student's step matches the expected one."""
@@ -48,23 +45,36 @@ def step_agreement(got: np.ndarray, want: np.ndarray, axis: int, atol: float,
 
 def localise_check(leaves_got: Mapping[str, np.ndarray], leaves_want: Mapping[str, np.ndarray],
                    failing: Sequence[str], atol: float, rtol: float,
-                   time_axis: int | None, fresh_start: FreshStart | None = None
-                   ) -> Diagnosis | None:
+                   time_axis: int | None, fresh_start: FreshStart | None = None,
+                   initial_state_zero: bool | None = None) -> Diagnosis | None:
     """A structural diagnosis of one failed check, or None.
 
     leaves_got / leaves_want: every output leaf (``"a"``, ``"grads['dWf']"``) as arrays;
     failing: the leaves that differ. time_axis: the time axis of the time-indexed leaves.
+    initial_state_zero: whether the sequence starts from a zero state (None: unknown). A forward
+    claim ("not carried across time", "fed a0") needs a known non-zero initial state: from zero,
+    a first step is right whatever the recurrence does. Gradients are the leaves named ``d…``.
     """
     gate = _gate_path(leaves_want, failing)
     if gate is not None:
         return gate
     if time_axis is None:
         return None
-    for leaf in failing:
-        got, want = leaves_got.get(leaf), leaves_want.get(leaf)
-        if got is None or want is None or got.shape != want.shape or got.ndim <= time_axis:
-            continue
-        found = _time_pattern(leaf, got, want, atol, rtol, time_axis, fresh_start)
+    timed = {leaf: (leaves_got[leaf], leaves_want[leaf]) for leaf in failing
+             if leaf in leaves_got and leaf in leaves_want
+             and leaves_got[leaf].shape == leaves_want[leaf].shape
+             and leaves_got[leaf].ndim > time_axis and leaves_got[leaf].shape[time_axis] >= 2}
+    ok = {leaf: step_agreement(g, w, time_axis, atol, rtol) for leaf, (g, w) in timed.items()}
+    # A claim about carrying across time needs every time-indexed output that fails to fail
+    # only from the second step on (forward) or only before the last step (gradients): a wrong
+    # first step means the step itself is wrong, wherever the mistake lies.
+    forward = [leaf for leaf in timed if not _short(leaf).startswith("d")]
+    backward = [leaf for leaf in timed if _short(leaf).startswith("d")]
+    carried = initial_state_zero is False and all(ok[leaf][0] for leaf in forward)
+    carried_back = all(ok[leaf][-1] for leaf in backward)
+    for leaf, (got, want) in timed.items():
+        found = _time_pattern(leaf, got, want, ok[leaf], atol, rtol, time_axis, fresh_start,
+                              carried if leaf in forward else carried_back)
         if found is not None:
             return found
     return None
@@ -94,10 +104,12 @@ def _short(leaf: str) -> str:
     return match.group(1) if match else leaf
 
 
-def _time_pattern(leaf: str, got: np.ndarray, want: np.ndarray, atol: float, rtol: float,
-                  axis: int, fresh_start: FreshStart | None) -> Diagnosis | None:
+def _time_pattern(leaf: str, got: np.ndarray, want: np.ndarray, ok: list[bool], atol: float,
+                  rtol: float, axis: int, fresh_start: FreshStart | None, clean: bool
+                  ) -> Diagnosis | None:
+    """clean: the other failing outputs allow a claim about time (see localise_check)."""
     steps = got.shape[axis]
-    if steps < 2 or not informative(want, atol):
+    if not informative(want, atol):
         return None
     shift = time_shift(got, want, atol, rtol, axis)
     if shift:
@@ -106,9 +118,9 @@ def _time_pattern(leaf: str, got: np.ndarray, want: np.ndarray, atol: float, rto
             hint="Check the time index you read from and the one you write to inside your loop.",
             evidence=f"step t of your {_short(leaf)} equals the expected step "
             f"t{'-' if shift == 1 else '+'}1 at every step", source=STRUCTURAL)
-    ok = step_agreement(got, want, axis, atol, rtol)
-    right = ok.index(False) if False in ok else steps
-    if 0 < right < steps and not any(ok[right:]):
+    if not clean:
+        return None
+    if not _short(leaf).startswith("d") and ok[0] and not any(ok[1:]):
         if fresh_start is not None and _fed_initial_state(leaf, got, axis, atol, rtol,
                                                           fresh_start, steps):
             return Diagnosis(
@@ -122,23 +134,18 @@ def _time_pattern(leaf: str, got: np.ndarray, want: np.ndarray, atol: float, rto
             NOT_CARRIED, "the state is not carried correctly from one time step to the next",
             hint="The first step is right, so the cell itself works: check what each step of "
             "your loop receives from the step before it, and what it stores.",
-            evidence=f"{_short(leaf)} is right for the first {_count(right)}, wrong from the "
-            f"{_ordinal(right + 1)} step on", source=STRUCTURAL)
-    wrong_before = ok.index(True) if True in ok else steps
-    if 0 < wrong_before < steps and all(ok[wrong_before:]) and not any(ok[:wrong_before]):
+            evidence=f"{_short(leaf)} is right for the first step, wrong from the second "
+            "step on", source=STRUCTURAL)
+    if _short(leaf).startswith("d") and ok[-1] and not any(ok[:-1]):
         return Diagnosis(
             NOT_CARRIED_BACK, "the gradient is not carried back correctly from one time step to "
             "the one before",
             hint="The last step is right, so the cell's backward pass works: check what your "
             "loop passes back from step t+1 to step t (the hidden-state and, in an LSTM, the "
             "cell-state gradient).",
-            evidence=f"{_short(leaf)} is right for the last {_count(steps - wrong_before)}, "
-            "wrong for the earlier ones", source=STRUCTURAL)
+            evidence=f"{_short(leaf)} is right for the last step, wrong for every earlier "
+            "one", source=STRUCTURAL)
     return None
-
-
-def _count(n: int) -> str:
-    return "step" if n == 1 else f"{n} steps"
 
 
 def _fed_initial_state(leaf: str, got: np.ndarray, axis: int, atol: float, rtol: float,
@@ -157,7 +164,8 @@ def _fed_initial_state(leaf: str, got: np.ndarray, axis: int, atol: float, rtol:
 
 _T1 = re.compile(r"(^|[-_])T(_x)?1($|[-_])")
 # Cases whose zeroed input or weight removes the recurrent term (the previous state's influence).
-_NO_RECURRENCE = {"a_prev", "a0", "h0", "h", "Waa", "W_h", "W_hh"}
+_NO_RECURRENCE = {"a_prev", "h", "Waa", "W_h", "W_hh"}
+_NO_INITIAL_STATE = {"a0", "h0"}
 
 
 def localise_cases(cases: Sequence[CaseResult]) -> Diagnosis | None:
@@ -174,8 +182,15 @@ def localise_cases(cases: Sequence[CaseResult]) -> Diagnosis | None:
             hint="A sequence of one step is right, so the cell itself works: check what your "
             "loop carries from one step to the next.",
             evidence="right for T = 1, wrong for every longer sequence", source=STRUCTURAL)
+    if passed <= _NO_INITIAL_STATE and not any(c.case in _NO_INITIAL_STATE for c in failed):
+        zero = " or ".join(f"{c.case} = 0" for c in ran if c.outcome == PASSED)
+        return Diagnosis(
+            INITIAL_STATE, "the initial state is not used correctly",
+            hint="Your result is right when the initial state is zero. Check where your loop "
+            "starts from: the initial state is given to you as an argument.",
+            evidence=f"right with {zero}, wrong in every other case", source=STRUCTURAL)
     if passed <= _NO_RECURRENCE and not any(c.case in _NO_RECURRENCE for c in failed):
-        zero = " or ".join(f"{name} = 0" for name in sorted(passed))
+        zero = " or ".join(f"{c.case} = 0" for c in ran if c.outcome == PASSED)
         return Diagnosis(
             RECURRENT_TERM, "the recurrent term (the previous state's contribution) is wrong",
             hint="Your result is right when the previous state cannot contribute. Look at how "

@@ -122,7 +122,8 @@ class Checker:
         leaves_want = {k: a for k, v in flatten(want, name, names)
                        if (a := _float_array(v)) is not None}
         located = localise_check(leaves_got, leaves_want, failing, tol.atol, tol.rtol, time_axis,
-                                 self._fresh_start(name, probe, args, names, time_axis))
+                                 self._fresh_start(name, probe, args, names, time_axis),
+                                 _initial_state_zero(args, leaves_want, failing, time_axis))
         if located is not None:
             return CheckFailure(message, comparisons, [located], located.hint)
         notes = [note for leaf in failing if leaf in leaves_got and leaf in leaves_want
@@ -201,6 +202,23 @@ def _agrees_on(got: Any, theirs: Any, tol: Tolerance, name: str,
     compared = [c for c in compare_tree(got, theirs, tol, name, names, None, only=failing,
                                         stop_at_failure=True) if c.name in failing]
     return bool(compared) and all(c.ok for c in compared)
+
+
+def _initial_state_zero(args: tuple, leaves: dict[str, np.ndarray], failing: list[str],
+                        time_axis: int | None) -> bool | None:
+    """Whether the initial state of a sequence check is zero: the argument shaped like one step
+    of the first failing time-indexed output (None when there is no such argument)."""
+    if time_axis is None:
+        return None
+    for leaf in failing:
+        if leaf in leaves and leaves[leaf].ndim > time_axis:
+            step = tuple(np.delete(leaves[leaf].shape, time_axis))
+            for arg in args:
+                array = to_numpy(arg) if not isinstance(arg, dict | list | tuple) else None
+                if array is not None and array.shape == step:
+                    return not np.any(array)
+            return None
+    return None
 
 
 def _float_array(value: Any) -> np.ndarray | None:
