@@ -85,6 +85,15 @@ def test_only_the_forget_gate_gradients_wrong_is_the_forget_gate_path():
     assert both is None  # two gates: no single path to name
 
 
+def test_a_few_wrong_entries_per_step_say_nothing_about_time():
+    """Padded positions left non-zero: later steps are wrong in a few entries only."""
+    want = _sequence(7)
+    got = want.copy()
+    got[0, 0, 1:] += 1.0
+    assert structural.localise_check({"out": got}, {"out": want}, ["out"], ATOL, RTOL, 2,
+                                     initial_state_zero=False) is None
+
+
 def test_a_mixed_picture_says_nothing():
     want = _sequence(6)
     got = want.copy()
@@ -101,6 +110,8 @@ def test_cases_right_only_at_t1_or_only_without_the_previous_state():
     at_t1 = [_case("T1", "passed"), _case("n_x3-T6", "failed"), _case("m1", "failed")]
     found = structural.localise_cases(at_t1)
     assert found.name == structural.NOT_CARRIED
+    # Without checks along time, "T1" may be a temperature: no claim about time steps.
+    assert structural.localise_cases(at_t1, timed=False) is None
     assert found.evidence == "right for T = 1, wrong for every longer sequence"
     no_state = [_case("a_prev", "passed"), _case("Waa", "passed"), _case("xt", "failed"),
                 _case("ba", "failed")]

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from rnngrade.checks.mistakes import step_agreement
 from rnngrade.diagnosis.heuristics import informative, time_shift
 from rnngrade.results.model import PASSED, SKIPPED, CaseResult, Diagnosis, DiagnosisSource
 
@@ -34,13 +35,6 @@ _GATE_LEAF = re.compile(r"\['d[Wb]([fico])'\]$")
 
 def _close(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
     return a.shape == b.shape and bool(np.all(np.abs(a - b) <= atol + rtol * np.abs(b)))
-
-
-def step_agreement(got: np.ndarray, want: np.ndarray, axis: int, atol: float,
-                   rtol: float) -> list[bool]:
-    """Per time step along ``axis``: whether the student's step matches the expected one."""
-    return [_close(np.take(got, t, axis=axis), np.take(want, t, axis=axis), atol, rtol)
-            for t in range(got.shape[axis])]
 
 
 def localise_check(leaves_got: Mapping[str, np.ndarray], leaves_want: Mapping[str, np.ndarray],
@@ -70,8 +64,8 @@ def localise_check(leaves_got: Mapping[str, np.ndarray], leaves_want: Mapping[st
     # first step means the step itself is wrong, wherever the mistake lies.
     forward = [leaf for leaf in timed if not _short(leaf).startswith("d")]
     backward = [leaf for leaf in timed if _short(leaf).startswith("d")]
-    carried = initial_state_zero is False and all(ok[leaf][0] for leaf in forward)
-    carried_back = all(ok[leaf][-1] for leaf in backward)
+    carried = initial_state_zero is False and all(ok[leaf][0] is True for leaf in forward)
+    carried_back = all(ok[leaf][-1] is True for leaf in backward)
     for leaf, (got, want) in timed.items():
         found = _time_pattern(leaf, got, want, ok[leaf], atol, rtol, time_axis, fresh_start,
                               carried if leaf in forward else carried_back)
@@ -104,7 +98,7 @@ def _short(leaf: str) -> str:
     return match.group(1) if match else leaf
 
 
-def _time_pattern(leaf: str, got: np.ndarray, want: np.ndarray, ok: list[bool], atol: float,
+def _time_pattern(leaf: str, got: np.ndarray, want: np.ndarray, ok: list[bool | None], atol: float,
                   rtol: float, axis: int, fresh_start: FreshStart | None, clean: bool
                   ) -> Diagnosis | None:
     """clean: the other failing outputs allow a claim about time (see localise_check)."""
@@ -120,7 +114,7 @@ def _time_pattern(leaf: str, got: np.ndarray, want: np.ndarray, ok: list[bool], 
             f"t{'-' if shift == 1 else '+'}1 at every step", source=STRUCTURAL)
     if not clean:
         return None
-    if not _short(leaf).startswith("d") and ok[0] and not any(ok[1:]):
+    if not _short(leaf).startswith("d") and ok[0] and all(s is False for s in ok[1:]):
         if fresh_start is not None and _fed_initial_state(leaf, got, axis, atol, rtol,
                                                           fresh_start, steps):
             return Diagnosis(
@@ -136,7 +130,7 @@ def _time_pattern(leaf: str, got: np.ndarray, want: np.ndarray, ok: list[bool], 
             "your loop receives from the step before it, and what it stores.",
             evidence=f"{_short(leaf)} is right for the first step, wrong from the second "
             "step on", source=STRUCTURAL)
-    if _short(leaf).startswith("d") and ok[-1] and not any(ok[:-1]):
+    if _short(leaf).startswith("d") and ok[-1] and all(s is False for s in ok[:-1]):
         return Diagnosis(
             NOT_CARRIED_BACK, "the gradient is not carried back correctly from one time step to "
             "the one before",
@@ -168,15 +162,17 @@ _NO_RECURRENCE = {"a_prev", "h", "Waa", "W_h", "W_hh"}
 _NO_INITIAL_STATE = {"a0", "h0"}
 
 
-def localise_cases(cases: Sequence[CaseResult]) -> Diagnosis | None:
-    """A structural diagnosis from which cases of one test pass: right at T = 1 only, or right
-    only where the previous state is zero."""
+def localise_cases(cases: Sequence[CaseResult], timed: bool = True) -> Diagnosis | None:
+    """A structural diagnosis from which cases of one test pass: right at T = 1 only (for a
+    test whose checks compare sequences along time, ``timed``: elsewhere ``T`` may name a
+    temperature), or right only where the previous or initial state is zero."""
     ran = [c for c in cases if c.outcome != SKIPPED]
     passed = {c.case for c in ran if c.outcome == PASSED}
     failed = [c for c in ran if c.outcome != PASSED]
     if not passed or not failed or any(c.kind != "check" for c in failed):
         return None
-    if all(_T1.search(case) for case in passed) and not any(_T1.search(c.case) for c in failed):
+    if timed and all(_T1.search(case) for case in passed) \
+            and not any(_T1.search(c.case) for c in failed):
         return Diagnosis(
             NOT_CARRIED, "the state or gradient is not carried correctly across time steps",
             hint="A sequence of one step is right, so the cell itself works: check what your "

@@ -45,6 +45,7 @@ class CheckRecord:
     tolerance: str
     ratio: float  # worst |a−e| / allowed over the leaves; ≤ 1 passes
     passed: bool
+    timed: bool = False  # the check compares sequences along a time axis
 
 
 @dataclass
@@ -85,7 +86,7 @@ class Checker:
         comparisons = compare_tree(got, want, tol, name, names, required)
         worst = max((c.ratio for c in comparisons), default=0.0)
         failed = [c for c in comparisons if not c.ok]
-        self.record(CheckRecord(name, str(tol), worst, not failed))
+        self.record(CheckRecord(name, str(tol), worst, not failed, time_axis is not None))
         if failed:
             raise self._failure(name, probe, args, got, want, comparisons, failed, tol, names,
                                 time_axis)

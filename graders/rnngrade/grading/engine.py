@@ -228,7 +228,8 @@ def summarise_test(name: str, title: str, points: float, visibility: str,
         message = _failure_summary(failures)
     else:
         message = "" if ran else (cases[0].message if cases else "no cases")
-    diagnosis, hint = rank_diagnoses(failures, cases)
+    diagnosis, hint = rank_diagnoses(failures, cases,
+                                     any(c.get("timed") for c in checks))
     return TestResult(
         name=name, title=title, score=score, max_score=points if ran else 0.0, outcome=outcome,
         visibility=visibility, message=message, diagnosis=diagnosis, hint=hint,
@@ -236,8 +237,8 @@ def summarise_test(name: str, title: str, points: float, visibility: str,
         seconds=round(sum(c.seconds for c in cases), 4), cases=cases, checks=checks)
 
 
-def rank_diagnoses(failures: list[CaseResult], cases: list[CaseResult] | None = None
-                   ) -> tuple[list[Diagnosis], str]:
+def rank_diagnoses(failures: list[CaseResult], cases: list[CaseResult] | None = None,
+                   timed: bool = False) -> tuple[list[Diagnosis], str]:
     """The diagnoses that explain the most failing cases (a mistake can coincide with another on
     a special case, e.g. a zero initial state), and the hint of the best one; without any, what
     the pattern of passing and failing ``cases`` locates."""
@@ -249,7 +250,7 @@ def rank_diagnoses(failures: list[CaseResult], cases: list[CaseResult] | None = 
         for d in case.diagnosis:
             first.setdefault(d.name, d)
     if not counts:
-        located = localise_cases(cases or [])
+        located = localise_cases(cases or [], timed)
         if located is not None:
             return [located], located.hint
         return [], next((c.hint for c in failures if c.hint), "")

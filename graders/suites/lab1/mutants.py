@@ -107,4 +107,12 @@ MUTANTS = [
         "the first one included?",
         edits=(("for t in range(T_x):", "for t in range(1, T_x):"),),
     ),
+    Mutant(
+        name="softmax_negated_logits",
+        function="softmax",
+        description="softmax computed with exp(−x) instead of exp(x)",
+        hint="Check the sign inside your exponential: the largest logit must get the largest "
+        "probability.",
+        edits=(("e = np.exp(shifted)", "e = np.exp(-shifted)"),),
+    ),
 ]

@@ -235,4 +235,24 @@ MUTANTS = [
         edits=(('        da_prevt = grads["da_prev"]\n    return {"dx": dx, "da0": da_prevt',
                 '    return {"dx": dx, "da0": da_prevt'),),
     ),
+    Mutant(
+        name="clip_result_discarded",
+        function="clip",
+        description="np.clip's result is thrown away: the gradients come back unclipped",
+        hint="np.clip returns a new array unless you give it out=; assigning its result to the "
+        "loop variable changes nothing in your dictionary. Check that the clipped values are "
+        "what you return.",
+        edits=(("return {name: np.clip(g, -maxValue, maxValue) for name, g in gradients.items()}",
+                "return {name: g for name, g in gradients.items()}"),),
+    ),
+    Mutant(
+        name="da0_left_at_zeros",
+        function="rnn_backward",
+        description="da0 returned as the zeros it was initialised with (the gradient carried "
+        "back through every step never reaches it)",
+        hint="da0 is the gradient your loop carries back past the first step. Check that the "
+        "value you return under \"da0\" is that one, not the array you initialised.",
+        edits=(('return {"dx": dx, "da0": da_prevt,',
+                'return {"dx": dx, "da0": np.zeros_like(da_prevt),'),),
+    ),
 ]

@@ -324,4 +324,14 @@ MUTANTS = [
         "you just processed returned? Check what happens to it inside the loop.",
         edits=(('        da_prevt = grads["da_prev"]\n', ""),),
     ),
+    Mutant(
+        name="dc_next_inside_parentheses",
+        function="lstm_cell_backward",
+        description="dc = da_next ⊙ ot ⊙ (1 − tanh²(c_next) + dc_next): dc_next added inside the "
+        "parentheses instead of to the whole product",
+        hint="The cell-state gradient is the sum of two paths: dc_next, plus the path through "
+        "a_next. Check where your parentheses close.",
+        edits=(("dc = dc_next + da_next * ot * (1 - tanh_c ** 2)",
+                "dc = da_next * ot * (1 - tanh_c ** 2 + dc_next)"),),
+    ),
 ]
