@@ -163,6 +163,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 @command("validate")
 def cmd_validate(args: argparse.Namespace) -> int:
+    from rnngrade.diagnosis.figures import Figures
     from rnngrade.grading.engine import GradingError, resolve_device
     from rnngrade.labs import UnknownLabError, available_labs, get_lab
     from rnngrade.validate import format_report, validate_lab
@@ -174,17 +175,20 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     labs = [lab for lab in labs if (lab.suite_dir() / "rubric.yaml").exists()]
     failed = []
+    figures = Figures()
     try:
         resolve_device(args.device)
         for lab in labs:
             report = validate_lab(lab, device=args.device, inprocess=not args.sandbox)
             print(format_report(report), flush=True)
             print()
+            figures += report.figures
             if not report.ok:
                 failed.append(lab.name)
     except GradingError as exc:
         print(f"rnngrade: the grader cannot run: {exc}", file=sys.stderr)
         return EXIT_GRADER
+    print("\n".join(["over every known mistake of these labs:", *figures.lines(), ""]))
     if failed:
         print(f"validate: problems in {', '.join(failed)}")
         return EXIT_FAILURES

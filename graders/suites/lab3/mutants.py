@@ -24,6 +24,7 @@ MUTANTS = [
         hint="Look at how a_next is computed from the output gate and the cell state: the cell "
         "state is squashed before the output gate lets it through.",
         edits=(("a_next = ot * np.tanh(c_next)", "a_next = ot * c_next"),),
+        patterns=("not_carried_across_time",),
     ),
     Mutant(
         name="c_next_tanh_on_c_prev",
@@ -32,6 +33,7 @@ MUTANTS = [
         hint="Look at the cell-state update. The forget gate scales the previous cell state as "
         "it is; no nonlinearity is applied to c_prev.",
         edits=(("c_next = ft * c_prev + it * cct", "c_next = ft * np.tanh(c_prev) + it * cct"),),
+        patterns=("not_carried_across_time",),
     ),
     Mutant(
         name="forget_and_update_gates_swapped",
@@ -49,6 +51,7 @@ MUTANTS = [
         hint="Check how you initialise the cell state before the first step: the lab starts the "
         "memory empty, whatever the initial hidden state is.",
         edits=(("c_next = np.zeros_like(a0)", "c_next = a0"),),
+        patterns=("initial_state_unused",),
     ),
     # --- lstm_cell_backward --------------------------------------------------------------------
     Mutant(
@@ -58,6 +61,7 @@ MUTANTS = [
         hint="c_next influences the loss twice: directly, and through a_next = ot ⊙ tanh(c_next). "
         "Does your cell-state gradient include the second path?",
         edits=(("dc = dc_next + da_next * ot * (1 - tanh_c ** 2)", "dc = dc_next"),),
+        patterns=("all_zeros",),
     ),
     Mutant(
         name="tanh_derivative_squared_wrong",
@@ -74,6 +78,7 @@ MUTANTS = [
         hint="c_prev enters c_next multiplied by the forget gate. Does the gradient you send "
         "back to c_prev go through that factor?",
         edits=(('"dc_prev": dc * ft,', '"dc_prev": dc,'),),
+        patterns=("gradient_not_carried_back",),
     ),
     # --- lstm_backward -------------------------------------------------------------------------
     Mutant(
@@ -83,6 +88,7 @@ MUTANTS = [
         hint="Two gradients flow backwards through time in an LSTM. Check that the cell-state "
         "gradient a step returns is given to the step before it.",
         edits=(('        dc_prevt = grads["dc_prev"]\n', ""),),
+        patterns=("gradient_not_carried_back",),
     ),
     Mutant(
         name="da_not_carried_across_time",
@@ -97,6 +103,7 @@ MUTANTS = [
                 "lstm_cell_backward(da[:, :, t], dc_prevt, cell_caches[t])",
             ),
         ),
+        patterns=("gradient_not_carried_back",),
     ),
     # --- lstm_cell (torch) ---------------------------------------------------------------------
     Mutant(
@@ -113,6 +120,7 @@ MUTANTS = [
         description="only b_ih added: the second bias vector b_hh is ignored",
         hint="PyTorch's LSTM adds two bias vectors. Check that both reach the gates.",
         edits=(("+ h @ W_hh.T + b_hh", "+ h @ W_hh.T"),),
+        patterns=("all_zeros",),
     ),
     Mutant(
         name="h_new_tanh_missing",
@@ -140,6 +148,7 @@ MUTANTS = [
                 "h, c = lstm_cell(x[:, t], h0, c0, W_ih, W_hh, b_ih, b_hh)",
             ),
         ),
+        patterns=("all_zeros",),
     ),
     # --- to_torch_lstm -------------------------------------------------------------------------
     Mutant(
@@ -176,6 +185,7 @@ MUTANTS = [
         hint="nn.LSTM adds bias_ih and bias_hh. Check that their sum, not each of them, equals "
         "the classic bias.",
         edits=(('"bias_hh_l0": np.zeros_like(b),', '"bias_hh_l0": b,'),),
+        patterns=("constant_factor",),
     ),
     # --- set_forget_bias -----------------------------------------------------------------------
     Mutant(
@@ -231,6 +241,7 @@ MUTANTS = [
         hint="Look at how a_next is computed: the output gate decides how much of the squashed "
         "cell state is let through.",
         edits=(("a_next = ot * np.tanh(c_next)", "a_next = np.tanh(c_next)"),),
+        patterns=("not_carried_across_time",),
     ),
     Mutant(
         name="prediction_from_a_prev",
@@ -239,6 +250,7 @@ MUTANTS = [
         hint="The prediction of this step is made from the hidden state this step produces. "
         "Which state do you feed to Wy?",
         edits=(('softmax(parameters["Wy"] @ a_next', 'softmax(parameters["Wy"] @ a_prev'),),
+        patterns=("off_by_one_step",),
     ),
     Mutant(
         name="state_starts_at_zeros",
@@ -247,6 +259,7 @@ MUTANTS = [
         hint="Check what your loop starts from before the first step: the initial hidden state "
         "is given to you as an argument (only the cell state starts at zeros).",
         edits=(("    a_next = a0\n", "    a_next = np.zeros_like(a0)\n"),),
+        patterns=("initial_state_unused",),
     ),
     Mutant(
         name="loop_starts_at_one",
@@ -255,6 +268,7 @@ MUTANTS = [
         hint="Python's range starts where you tell it to. Does your loop visit every time step, "
         "the first one included?",
         edits=(("for t in range(T_x):", "for t in range(1, T_x):"),),
+        patterns=("all_zeros", "off_by_one_step",),
     ),
     Mutant(
         name="loop_feeds_a0",
@@ -264,6 +278,7 @@ MUTANTS = [
         "which state you pass to the cell inside your loop.",
         edits=(("lstm_cell_forward(x[:, :, t], a_next, c_next, parameters)",
                 "lstm_cell_forward(x[:, :, t], a0, c_next, parameters)"),),
+        patterns=("not_carried_across_time",),
     ),
     Mutant(
         name="c_aliased_to_a",
@@ -314,6 +329,7 @@ MUTANTS = [
         hint="The weights are shared by all time steps. Check that dWf, dbf, … collect the "
         "contribution of every step rather than keeping only one of them.",
         edits=(("totals[name] += grads[name]", "totals[name] = grads[name]"),),
+        patterns=("all_zeros",),
     ),
     Mutant(
         name="da_prev_not_updated",
@@ -323,6 +339,7 @@ MUTANTS = [
         hint="You add da_prevt to da[:, :, t], but is it ever given the da_prev that the step "
         "you just processed returned? Check what happens to it inside the loop.",
         edits=(('        da_prevt = grads["da_prev"]\n', ""),),
+        patterns=("gradient_not_carried_back",),
     ),
     Mutant(
         name="dc_next_inside_parentheses",
@@ -333,5 +350,6 @@ MUTANTS = [
         "a_next. Check where your parentheses close.",
         edits=(("dc = dc_next + da_next * ot * (1 - tanh_c ** 2)",
                 "dc = da_next * ot * (1 - tanh_c ** 2 + dc_next)"),),
+        patterns=("all_zeros", "gradient_not_carried_back",),
     ),
 ]
