@@ -37,7 +37,7 @@ from rnngrade.paths import course_root
 class Generated:
     path: Path
     content: bytes
-    kind: str  # "stub" | "notebook" | "vectors" | "sample"
+    kind: str  # "stub" | "notebook" | "vectors" | "fingerprints" | "sample"
 
 
 def stub_for(lab: Lab, root: Path | None = None) -> Generated:
@@ -112,7 +112,7 @@ def fingerprints_for(lab: Lab, root: Path | None = None) -> Generated | None:
         stored = mistake_fingerprints(vectors, cases, load_mutant_table(table), source)
     path = lab.public_fixture_path(root)
     return Generated(path.with_name(f"{path.stem}_mistakes.npz"), dump_vectors(stored),
-                     "vectors")
+                     "fingerprints")
 
 
 def mistake_fingerprints(vectors: PublicVectors, cases: dict[str, tuple],
@@ -201,9 +201,12 @@ def stale_files(lab: Lab, root: Path | None = None) -> list[str]:
     for item in generated_files(lab, root):
         if not item.path.exists():
             problems.append(f"{item.path} is missing")
-        elif item.kind == "vectors":
+        elif item.kind in ("vectors", "fingerprints"):
             if not _same_vectors(item.path, item.content):
-                problems.append(f"{item.path} differs from the vectors the reference computes")
+                problems.append(f"{item.path} differs from the vectors the reference computes"
+                                if item.kind == "vectors" else
+                                f"{item.path} differs from the outputs the known mistakes give "
+                                "on the public inputs")
         elif item.path.read_bytes() != item.content:
             problems.append(f"{item.path} differs from what the reference generates")
     return problems
