@@ -2,6 +2,8 @@
 
 import json
 
+from markupsafe import escape
+
 from rnngrade.diagnosis.feedback import fix_sections
 from rnngrade.diagnosis.mutants import load_mutant_table
 from rnngrade.grading.engine import grade
@@ -41,9 +43,11 @@ def test_one_section_per_mistake_with_its_evidence_once():
     sections = fix_sections(_result())
     assert [(s.function, s.diagnosis and s.diagnosis.name, len(s.tests)) for s in sections] == [
         ("rnn_forward", "loop_feeds_a0", 4), ("softmax", None, 1)]
-    for text in (render_feedback_md(_result()), render_feedback_html(_result())):
-        assert text.count(MISTAKE.text) == 1 and text.count(MISTAKE.evidence) == 1
-        assert text.count(MISTAKE.hint) == 1
+    for text, quote in ((render_feedback_md(_result()), str),
+                        (render_feedback_html(_result()), lambda s: str(escape(s)))):
+        assert text.count(quote(MISTAKE.text)) == 1
+        assert text.count(quote(MISTAKE.evidence)) == 1
+        assert text.count(quote(MISTAKE.hint)) == 1
 
 
 def test_the_page_for_one_softmax_mistake_fits_on_one_screen(tmp_path):

@@ -33,12 +33,12 @@ LABS = ("lab1", "lab2", "lab3")
 NOT_FIXTURES = {"EXPECTATIONS.yaml", "build_notebooks.py"}
 
 
-@functools.cache
-
 def _says(text, diagnoses):
     """Whether a diagnosis names ``text`` (a known mistake's name, or words of its line)."""
     return any(text == d.name or text in str(d) for d in diagnoses)
 
+
+@functools.cache
 def graded(fixture: str, lab: str) -> GradeResult:
     """The fixture graded in-process for ``lab`` (once per test session)."""
     return grade(CLASSIC / fixture, lab, device="cpu", inprocess=True)

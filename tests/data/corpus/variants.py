@@ -53,7 +53,8 @@ VARIANTS = [
     Variant(
         "rnn_backward_da0_typo", "lab2",
         "`a0 = da_prevt` written for `da0 = da_prevt`: da0 is returned as the zeros it started as",
-        (('return {"dx": dx, "da0": da_prevt,', 'return {"dx": dx, "da0": np.zeros_like(da_prevt),'),),
+        (('return {"dx": dx, "da0": da_prevt,',
+          'return {"dx": dx, "da0": np.zeros_like(da_prevt),'),),
         {"rnn_backward": "da0_left_at_zeros"}, {"rnn_backward": ("all_zeros",)}),
     Variant(
         "rnn_backward_da_alone", "lab2",
@@ -82,7 +83,8 @@ VARIANTS = [
     Variant(
         "lstm_backward_carried_never_updated", "lab3",
         "da_prevt and dc_prevt are passed to the cell but never updated inside the loop",
-        (('        da_prevt = grads["da_prev"]\n', ""), ('        dc_prevt = grads["dc_prev"]\n', "")),
+        (('        da_prevt = grads["da_prev"]\n', ""),
+         ('        dc_prevt = grads["dc_prev"]\n', "")),
         {"lstm_backward": "da_prev_not_updated"},
         {"lstm_backward": ("dc_not_carried_across_time", "gradient_not_carried_back")}),
     Variant(
