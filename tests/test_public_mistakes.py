@@ -58,6 +58,10 @@ def test_time_localisation_states_its_evidence():
     mixed[:, :, [1, 3]] += 1.0
     assert time_steps(mixed, want, TOL, "a", None, 2) == []
     assert explain(got, want, TOL, "a", None, None)  # no fingerprints: time still speaks
+    # A dict of gradients: leaves are matched by key, whatever order the student used.
+    grads = {"dW": np.ones((3, 3)), "dx": backward}
+    expected = {"dx": want, "dW": np.ones((3, 3)) * 2}
+    assert "right for the last step" in time_steps(grads, expected, TOL, "g", None, 2)[0]
 
 
 def test_a_changed_fingerprint_is_stale(course_copy):

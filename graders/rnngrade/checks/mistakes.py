@@ -110,8 +110,9 @@ def time_steps(got: Any, want: Any, tol: Tolerance, name: str,
     the second on (every failing output alike), or, for a gradient (named ``d…``), right for the
     last step only, locates a mistake in what the loop carries from step to step."""
     steps: dict[str, list[bool]] = {}
-    for (label, g), (_, w) in zip(flatten(got, name, names), flatten(want, name, names)):
-        g, w = to_numpy(g), to_numpy(w)
+    mine = dict(flatten(got, name, names))
+    for label, w in flatten(want, name, names):
+        g, w = to_numpy(mine.get(label)), to_numpy(w)
         if g is None or w is None or g.shape != w.shape or g.ndim <= time_axis \
                 or g.shape[time_axis] < 2 or g.dtype.kind not in "fc":
             continue
