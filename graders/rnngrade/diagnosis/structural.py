@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from rnngrade.checks.compare import to_numpy
 from rnngrade.checks.mistakes import step_agreement
-from rnngrade.diagnosis.heuristics import informative, time_shift
+from rnngrade.checks.structure import flatten
+from rnngrade.checks.tolerance import Tolerance
+from rnngrade.diagnosis.heuristics import describe_wrongness, informative, time_shift
 from rnngrade.results.model import PASSED, SKIPPED, CaseResult, Diagnosis, DiagnosisSource
 
 STRUCTURAL = DiagnosisSource.STRUCTURAL.value
@@ -35,6 +39,76 @@ _GATE_LEAF = re.compile(r"\['d[Wb]([fico])'\]$")
 
 def _close(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
     return a.shape == b.shape and bool(np.all(np.abs(a - b) <= atol + rtol * np.abs(b)))
+
+
+def explain_unmatched(got: Any, want: Any, failing: list[str], tol: Tolerance, name: str,
+                      names: tuple[str, ...] | None, args: tuple, time_axis: int | None,
+                      run_reference: Callable[[tuple], Any]) -> list[Diagnosis]:
+    """The diagnoses of a failed check that no known mistake matches: a structural one when the
+    pattern of failures locates the mistake, else the heuristics' shapes of wrongness.
+
+    run_reference(args): the reference's result of the same check on other arguments (memoised
+    by the caller), for the fresh-start probe."""
+    leaves_got, leaves_want = float_leaves(got, name, names), float_leaves(want, name, names)
+    located = localise_check(leaves_got, leaves_want, failing, tol.atol, tol.rtol, time_axis,
+                             fresh_start(args, time_axis, run_reference,
+                                         lambda out: float_leaves(out, name, names)),
+                             initial_state_zero(args, leaves_want, failing, time_axis))
+    if located is not None:
+        return [located]
+    return [note for leaf in failing if leaf in leaves_got and leaf in leaves_want
+            for note in describe_wrongness(leaves_got[leaf], leaves_want[leaf], tol.atol,
+                                           tol.rtol, time_axis, leaf)]
+
+
+def float_leaves(value: Any, name: str, names: tuple[str, ...] | None) -> dict[str, np.ndarray]:
+    """The numeric leaves of a result by name, as float (or complex) arrays."""
+    leaves = {}
+    for label, leaf in flatten(value, name, names):
+        array = to_numpy(leaf)
+        if array is not None and array.dtype.kind in "biufc":
+            leaves[label] = array.astype(np.complex128 if array.dtype.kind == "c"
+                                         else np.float64)
+    return leaves
+
+
+def fresh_start(args: tuple, time_axis: int | None, run_reference: Callable[[tuple], Any],
+                leaves: Callable[[Any], dict[str, np.ndarray]]) -> FreshStart | None:
+    """The reference's outputs for one step started afresh from the initial state, on the input
+    of step t: for checks of a sequence whose one argument is indexed by time along
+    ``time_axis``; None otherwise."""
+    if time_axis is None:
+        return None
+    sequences = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.ndim > time_axis]
+    if len(sequences) != 1 or args[sequences[0]].shape[time_axis] == 1:
+        return None
+    position = sequences[0]
+
+    def fresh(t: int) -> dict[str, np.ndarray] | None:
+        step = np.take(args[position], [t], axis=time_axis)
+        try:
+            return leaves(run_reference((*args[:position], step, *args[position + 1:])))
+        except Exception:  # noqa: BLE001 - no fresh start for this check: no pattern
+            return None
+
+    return fresh
+
+
+def initial_state_zero(args: tuple, leaves: Mapping[str, np.ndarray], failing: Sequence[str],
+                       time_axis: int | None) -> bool | None:
+    """Whether the initial state of a sequence check is zero: the argument shaped like one step
+    of the first failing time-indexed output (None when there is no such argument)."""
+    if time_axis is None:
+        return None
+    for leaf in failing:
+        if leaf in leaves and leaves[leaf].ndim > time_axis:
+            step = tuple(np.delete(leaves[leaf].shape, time_axis))
+            for arg in args:
+                array = None if isinstance(arg, dict | list | tuple) else to_numpy(arg)
+                if array is not None and array.shape == step:
+                    return not np.any(array)
+            return None
+    return None
 
 
 def localise_check(leaves_got: Mapping[str, np.ndarray], leaves_want: Mapping[str, np.ndarray],

@@ -24,11 +24,10 @@ from rnngrade.checks.compare import (
     expected_dtype_of,
     to_numpy,
 )
-from rnngrade.checks.structure import compare_tree, flatten
+from rnngrade.checks.structure import compare_tree
 from rnngrade.checks.tolerance import Tolerance, tolerance_for
-from rnngrade.diagnosis.heuristics import describe_wrongness
 from rnngrade.diagnosis.mutants import Mutant
-from rnngrade.diagnosis.structural import FreshStart, localise_check
+from rnngrade.diagnosis.structural import explain_unmatched
 from rnngrade.grading.memo import ExpectationMemo
 from rnngrade.grading.precision import promote as promote_args
 from rnngrade.runner.base import EXCEPTION, StudentError
@@ -117,47 +116,11 @@ class Checker:
             evidence = f"your result equals this mistake's on the same inputs (check `{name}`)"
             return CheckFailure(message, comparisons, [m.diagnosis(evidence) for m in matched],
                                 matched[0].hint)
-        failing = [c.name for c in failed]
-        leaves_got = {k: a for k, v in flatten(got, name, names)
-                      if (a := _float_array(v)) is not None}
-        leaves_want = {k: a for k, v in flatten(want, name, names)
-                       if (a := _float_array(v)) is not None}
-        located = localise_check(leaves_got, leaves_want, failing, tol.atol, tol.rtol, time_axis,
-                                 self._fresh_start(name, probe, args, names, time_axis),
-                                 _initial_state_zero(args, leaves_want, failing, time_axis))
-        if located is not None:
-            return CheckFailure(message, comparisons, [located], located.hint)
-        notes = [note for leaf in failing if leaf in leaves_got and leaf in leaves_want
-                 for note in describe_wrongness(leaves_got[leaf], leaves_want[leaf], tol.atol,
-                                                tol.rtol, time_axis, leaf)]
-        return CheckFailure(message, comparisons, notes)
+        return CheckFailure(message, comparisons, explain_unmatched(
+            got, want, [c.name for c in failed], tol, name, names, args, time_axis,
+            lambda a: self._trusted("reference", self._key(f"{name} fresh step", probe, a),
+                                    lambda: probe(self.reference, *promote_args(a)))))
 
-    def _fresh_start(self, name: str, probe: Probe, args: tuple, names: tuple[str, ...] | None,
-                     time_axis: int | None) -> FreshStart | None:
-        """The reference's outputs for one step started afresh from the initial state, on the
-        input of step t (memoised like the reference's): for checks of a sequence whose one
-        argument is time-indexed along ``time_axis``."""
-        if time_axis is None:
-            return None
-        sequences = [i for i, a in enumerate(args)
-                     if isinstance(a, np.ndarray) and a.ndim > time_axis]
-        lengths = {args[i].shape[time_axis] for i in sequences}
-        if len(sequences) != 1 or lengths == {1}:
-            return None
-        position = sequences[0]
-
-        def fresh(t: int) -> dict[str, np.ndarray] | None:
-            step = np.take(args[position], [t], axis=time_axis)
-            a = (*args[:position], step, *args[position + 1:])
-            try:
-                out = self._trusted("reference", self._key(f"{name} fresh step", probe, a),
-                                    lambda: probe(self.reference, *promote_args(a)))
-            except Exception:  # noqa: BLE001 - no fresh start for this probe: no pattern
-                return None
-            return {k: arr for k, v in flatten(out, name, names)
-                    if (arr := _float_array(v)) is not None}
-
-        return fresh
 
     def _diagnose_error(self, probe: Probe, args: tuple, exc: StudentError) -> None:
         """A student exception that a mutant raises too, on the same inputs and with the same
@@ -203,31 +166,6 @@ def _agrees_on(got: Any, theirs: Any, tol: Tolerance, name: str,
     compared = [c for c in compare_tree(got, theirs, tol, name, names, None, only=failing,
                                         stop_at_failure=True) if c.name in failing]
     return bool(compared) and all(c.ok for c in compared)
-
-
-def _initial_state_zero(args: tuple, leaves: dict[str, np.ndarray], failing: list[str],
-                        time_axis: int | None) -> bool | None:
-    """Whether the initial state of a sequence check is zero: the argument shaped like one step
-    of the first failing time-indexed output (None when there is no such argument)."""
-    if time_axis is None:
-        return None
-    for leaf in failing:
-        if leaf in leaves and leaves[leaf].ndim > time_axis:
-            step = tuple(np.delete(leaves[leaf].shape, time_axis))
-            for arg in args:
-                array = to_numpy(arg) if not isinstance(arg, dict | list | tuple) else None
-                if array is not None and array.shape == step:
-                    return not np.any(array)
-            return None
-    return None
-
-
-def _float_array(value: Any) -> np.ndarray | None:
-    """A leaf as a float or complex array, or None when it is not numeric."""
-    array = to_numpy(value)
-    if array is None or array.dtype.kind not in "biufc":
-        return None
-    return array.astype(np.complex128 if array.dtype.kind == "c" else np.float64)
 
 
 def _error_signature(message: str) -> str:
