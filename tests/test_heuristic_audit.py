@@ -2,6 +2,8 @@
 known mistakes themselves switched off: what fires must describe that mistake (its name or one of
 its declared ``patterns``), or stay silent. A misleading hint is a defect."""
 
+import dataclasses
+
 import pytest
 
 from rnngrade.diagnosis.mutants import load_mutant_table
@@ -15,7 +17,9 @@ LABS = [lab for lab in available_labs() if (lab.suite_dir() / "mutants.py").exis
 @pytest.mark.slow
 @pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.name)
 def test_what_fires_without_known_mistakes_agrees_with_the_mistake(lab, tmp_path, monkeypatch):
-    monkeypatch.setattr(grading_plugin, "lab_mutants", lambda lab_name: ())
+    assets = grading_plugin._assets
+    monkeypatch.setattr(grading_plugin, "_assets",
+                        lambda item: dataclasses.replace(assets(item), mutants=()))
     source = lab.solution_path().read_text()
     wrong = []
     for mutant in load_mutant_table(lab.suite_dir() / "mutants.py"):

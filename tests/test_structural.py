@@ -1,6 +1,8 @@
 """Structural localisation: a mistake no known mistake matches is located from which outputs,
 steps and cases fail, and the diagnosis states that evidence."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -126,7 +128,9 @@ def test_cases_right_only_at_t1_or_only_without_the_previous_state():
 @pytest.fixture
 def without_known_mistakes(monkeypatch):
     """Grading as if the lab had no known mistakes: only localisation and heuristics speak."""
-    monkeypatch.setattr(grading_plugin, "lab_mutants", lambda lab_name: ())
+    assets = grading_plugin._assets
+    monkeypatch.setattr(grading_plugin, "_assets",
+                        lambda item: dataclasses.replace(assets(item), mutants=()))
 
 
 def _grade_edited(tmp_path, lab_name, old, new):
