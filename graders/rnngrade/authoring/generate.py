@@ -29,6 +29,7 @@ from rnngrade.diagnosis.mutants import (
     load_source_as_module,
     strip_markers,
 )
+from rnngrade.errors import MutantError
 from rnngrade.labs import Lab
 from rnngrade.paths import course_root
 
@@ -121,7 +122,10 @@ def mistake_fingerprints(vectors: PublicVectors, cases: dict[str, tuple],
     name, line, hint and outputs (stored under ``"<case>::<mistake>"``)."""
     stored: dict[str, dict[str, Any]] = {}
     for mutant in mutants:
-        module = load_source_as_module(mutant.apply(source), f"_fingerprint_{mutant.name}")
+        try:
+            module = load_source_as_module(mutant.apply(source), f"_fingerprint_{mutant.name}")
+        except (MutantError, SyntaxError):
+            continue  # a mutant that no longer applies: validate reports it, with its line
         for name, spec in cases.items():
             try:
                 outputs = _run_case(module, spec)["outputs"]
