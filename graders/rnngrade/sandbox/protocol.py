@@ -7,7 +7,8 @@ message it does not expect, or one larger than its kind may be (``reply_caps``),
 allocates anything for it.
 
     grader -> worker                           worker -> grader
-    Load(source, filename, handle_base)        Hello(protections, details)      first, unasked
+    Load(source, filename, handle_base,        Hello(protections, details)      first, unasked
+         helpers)
     Call(seq, name, args, kwargs, helper,      Loaded(notes, fatal, functions)  answers Load
          head)                                 Value(seq, value, args, kwargs)  answers Call
     Has(seq, name)                             Failed(seq, kind, message,       answers Call
@@ -103,12 +104,14 @@ def expecting(caps: dict[int, int], *kinds: Kind) -> dict[int, int]:
 @dataclass(frozen=True, slots=True)
 class Load:
     """Load the submission: its source text under ``filename``; handles number from
-    ``handle_base`` on (so a restarted worker's handles never alias an earlier worker's)."""
+    ``handle_base`` on (so a restarted worker's handles never alias an earlier worker's);
+    ``helpers``: the source of the lab's own grader helpers, run first ("": none)."""
 
     KIND: ClassVar[Kind] = Kind.LOAD
     source: str
     filename: str
     handle_base: int
+    helpers: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,10 +238,11 @@ def decode_request(kind: int, payload: bytearray, handles: HandleTable,
             raise ProtocolError("a malformed question")
         return Has(seq, name)
     if kind == Kind.LOAD:
-        source, filename, handle_base = _fields(kind, payload, 3)
-        if not (type(source) is str and type(filename) is str and type(handle_base) is int):
+        source, filename, handle_base, helpers = _fields(kind, payload, 4)
+        if not (type(source) is str and type(filename) is str and type(handle_base) is int
+                and type(helpers) is str):
             raise ProtocolError("a malformed load request")
-        return Load(source, filename, handle_base)
+        return Load(source, filename, handle_base, helpers)
     if kind == Kind.EXIT:
         _fields(kind, payload, 0)
         return Exit()

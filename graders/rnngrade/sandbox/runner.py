@@ -282,8 +282,9 @@ class SandboxRunner:
 
     def __init__(self, source: str, filename: str, *, device: str = "cpu",
                  limits: Limits | None = None, allow_unprotected: bool = False,
-                 standby: bool = True) -> None:
+                 standby: bool = True, helpers: str = "") -> None:
         self.source = source
+        self.helpers = helpers  # a lab's helpers file, run in the worker beside the generic ones
         self.filename = filename
         self.device = device
         self.limits = limits or Limits()
@@ -320,6 +321,15 @@ class SandboxRunner:
     def call_helper(self, helper: str, args: tuple = (), kwargs: dict | None = None, *,
                     timeout: float | None = None) -> CallResult:
         return self._call(helper, args, kwargs or {}, timeout, helper=True)
+
+    def use_limits(self, limits: Limits) -> None:
+        """Limits for the calls that follow; a worker started under other kernel limits (CPU,
+        memory, ...) is replaced by one that loads the submission again under these."""
+        with self._lock:
+            worker = self._holder[0]
+            if worker is not None and limits.as_wire() != self.limits.as_wire():
+                self._abandon(worker)
+            self.limits = limits
 
     def has_function(self, function: str) -> bool:
         with self._lock:
@@ -573,7 +583,7 @@ class SandboxRunner:
         worker.expect(Kind.LOADED)
         try:
             worker.send(_encode_request(Load(self.source, self.filename,
-                                             self._generation << 32)), deadline)
+                                             self._generation << 32, self.helpers)), deadline)
         except (ChannelTimeout, _Died):
             pass  # the reply (or its absence) tells
         except BaseException:

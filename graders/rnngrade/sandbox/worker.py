@@ -60,7 +60,7 @@ from rnngrade.sandbox.protocol import (
 )
 from rnngrade.sandbox.unchanged import ArgumentGuard
 from rnngrade.submission.module_builder import build_module
-from rnngrade.worker_helpers import HELPERS
+from rnngrade.worker_helpers import GENERIC, Registry, with_lab_helpers
 
 SPIN_SECONDS = 100e-6  # unpinned: how long to poll for the next request before sleeping
 _FILENAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}\.py$")
@@ -74,6 +74,7 @@ class _State:
         self.fatal: str | None = None
         self.handles = HandleTable()
         self.pid = os.getpid()
+        self.helpers: Registry = GENERIC
 
 
 def become_worker(chan_fd: int, out_fd: int, err_fd: int, ctx: isolation.Context, limits: dict,
@@ -227,7 +228,8 @@ def serve(state: _State) -> None:
                 found = False
             _send(state, Found(message.seq, bool(found)))
         elif type(message) is Load:
-            _load(state, message.source, message.filename, message.handle_base)
+            _load(state, message.source, message.filename, message.handle_base,
+                  message.helpers)
         else:
             assert type(message) is Exit
             _flush()
@@ -258,8 +260,15 @@ def _await_request(sock: socket.socket) -> None:
         return  # end of stream: the blocking read says so
 
 
-def _load(state: _State, source: str, filename: str, handle_base: int) -> None:
+def _load(state: _State, source: str, filename: str, handle_base: int, helpers: str) -> None:
     state.handles = HandleTable(handle_base)
+    if helpers:  # the lab's own helpers, checked by the grader already; run before the student's
+        try:
+            state.helpers = with_lab_helpers(helpers, "<lab helpers>")
+        except BaseException as exc:  # noqa: BLE001 - reported, never blamed on the student
+            state.helpers = GENERIC
+            print(f"the lab's helpers failed in the worker: {type(exc).__name__}",
+                  file=sys.stderr)
     if not _FILENAME.match(filename):
         filename = "submission.py"
     try:
@@ -311,7 +320,7 @@ def _call(state: _State, seq: int, name: str, args: tuple, kwargs: dict,
     recycle = False
     try:
         if is_helper:
-            helper = HELPERS[name]
+            helper = state.helpers.helpers[name]
 
             def target(*a: Any, **k: Any) -> Any:
                 return helper(module, *a, **k)
@@ -321,8 +330,9 @@ def _call(state: _State, seq: int, name: str, args: tuple, kwargs: dict,
                 _send(state, Failed(seq, MISSING_FUNCTION,
                                     _short(f"the submission does not define `{name}`"), False))
                 return
-        call_args = tuple(resolve_function_refs(a, args) for a in args)
-        call_kwargs = {k: resolve_function_refs(v, args) for k, v in kwargs.items()}
+        functions = state.helpers.functions
+        call_args = tuple(resolve_function_refs(a, args, functions) for a in args)
+        call_kwargs = {k: resolve_function_refs(v, args, functions) for k, v in kwargs.items()}
         value = target(*call_args, **call_kwargs)
     except NotImplementedError as exc:
         kind, message = NOT_IMPLEMENTED, _not_implemented(exc, module, name)
