@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rnngrade.authoring.generate import stale_files
 from rnngrade.errors import GraderError
+from rnngrade.formatting import format_magnitude
 from rnngrade.grading.engine import grade, shared_grader
 from rnngrade.labs import Lab
 from rnngrade.results.model import GradeResult, Outcome, Status
@@ -180,7 +181,7 @@ def format_report(report: LabReport) -> str:
                  f"  {'margin':>8}")
     for row in report.margins:
         tol = row.tolerance.split(" (", 1)[0]
-        margin = "exact" if math.isinf(row.margin) else f"{row.margin:.3g}x"
+        margin = "exact" if math.isinf(row.margin) else f"{format_magnitude(row.margin)}x"
         lines.append(f"{row.check:<{width}}  {tol:<24}  {row.reference_ratio:>18.3g}"
                      f"  {margin:>8}")
     lines.append("")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rnngrade.checks.tolerance import Tolerance, numpy_dtype
+from rnngrade.formatting import format_magnitude
 
 UNFINISHED = "returns None — looks unfinished (is there still a `None` placeholder?)"
 
@@ -50,8 +51,9 @@ class Comparison:
             f"  shape {self.shape}, dtype {self.dtype}",
             f"  {self.n_bad} of {self.n_total} entries ({share:.1f}%) are off; "
             f"tolerance {self.tolerance}",
-            f"  largest error {self.max_abs_error:.3g} at {where}"
-            + (f" (relative {self.max_rel_error:.3g})" if self.max_rel_error > 0 else ""),
+            f"  largest error {format_magnitude(self.max_abs_error)} at {where}"
+            + (f" (relative {format_magnitude(self.max_rel_error)})"
+               if self.max_rel_error > 0 else ""),
         ]
         if self.revealed:
             lines.append(f"  at {where}: {self.revealed}")

@@ -19,6 +19,7 @@ import pytest
 from rnngrade.checks.compare import CheckFailure
 from rnngrade.checks.seeding import seed_everything, seed_from_name
 from rnngrade.checks.vectors import PublicVectors
+from rnngrade.formatting import format_points
 from rnngrade.runner.base import MISSING_FUNCTION, NOT_IMPLEMENTED, StudentError
 from rnngrade.runner.inprocess import UNFINISHED, InProcessRunner
 from rnngrade.runner.proxy import ModuleProxy
@@ -172,9 +173,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     totals = config.stash.get(POINTS, {})
     for lab, (earned, possible) in sorted(totals.items()):
         if possible:
-            terminalreporter.write_line(f"{lab}: {_fmt(earned)}/{_fmt(possible)} public points",
-                                        bold=True)
-
-
-def _fmt(value: float) -> str:
-    return str(int(value)) if value == int(value) else f"{value:.1f}"
+            terminalreporter.write_line(f"{lab}: {format_points(earned, 1)}/"
+                                        f"{format_points(possible, 1)} public points", bold=True)

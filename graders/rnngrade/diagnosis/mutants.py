@@ -8,15 +8,13 @@ process) or written out as a complete submission (for end-to-end tests and `rnng
 from __future__ import annotations
 
 import importlib.util
-import re
 import sys
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rnngrade.authoring.stubs import SOLUTION_MARKER
 from rnngrade.errors import MutantError
-
-SOLUTION_MARKER = re.compile(r"^[ \t]*# (BEGIN|END) SOLUTION[ \t]*\n", re.MULTILINE)
 
 
 @dataclass(frozen=True)

@@ -200,9 +200,8 @@ def run_batch(sources: list[Path], options: BatchOptions,
     progress = progress or ProgressHook()
     out = options.out
     out.mkdir(parents=True, exist_ok=True)
-    out_resolved = out.resolve()
     try:
-        entries = [e for e in discover(sources) if e.path.resolve() != out_resolved]
+        entries = discover(sources, exclude=out)
     except EntryError as exc:
         raise BatchError(str(exc)) from exc
     isolation = "inprocess" if options.inprocess else "sandbox"

@@ -8,17 +8,13 @@ from pathlib import Path
 
 import jinja2
 
+from rnngrade.formatting import format_points
 from rnngrade.paths import templates_dir
 from rnngrade.results.gradescope import overall_output, test_output, to_gradescope
 from rnngrade.results.model import GradeResult
 
 MARKDOWN_LIMIT = 60 * 1024  # GitHub comments take 65,536 characters; keep room for a wrapper
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "results.schema.json"
-
-
-def format_points(value: float) -> str:
-    """3 → "3", 3.5 → "3.5", 2.6667 → "2.67"."""
-    return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
 @cache
