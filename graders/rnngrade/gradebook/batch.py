@@ -161,7 +161,7 @@ def note(result: GradeResult, mistakes: set[str]) -> str:
         return "not graded: grader error (see its results.json); graded again next run"
     if result.error:
         return result.error.splitlines()[0][:160]
-    diagnoses = [d.split(": ", 1)[0] for t in result.tests for d in t.diagnosis]
+    diagnoses = [d.name for t in result.tests for d in t.diagnosis]
     known = [d for d in diagnoses if d in mistakes]
     if known:
         return "diagnosed: " + ", ".join(dict.fromkeys(known))

@@ -21,6 +21,7 @@ from rnngrade.formatting import format_points
 from rnngrade.gradebook.store import ERROR, GRADED, GRADER_ERROR, LOAD_ERROR, TIMEOUT, Gradebook
 from rnngrade.labs import get_lab
 from rnngrade.results.escape import csv_cell
+from rnngrade.results.model import Diagnosis
 from rnngrade.results.render import render
 from rnngrade.results.sanitize import clean_name, clean_text
 
@@ -171,13 +172,13 @@ def mutant_names(lab_name: str) -> set[str]:
     return {m.name for m in load_mutant_table(path)} if path.exists() else set()
 
 
-def split_diagnosis(diagnosis: str, mistakes: set[str]) -> tuple[str, str, str]:
-    """(kind, name, description) of a diagnosis line: ``mutant: description`` names a known
-    mistake; anything else (``leaf: your result is all zeros``) is a pattern of wrongness."""
-    prefix, _, rest = diagnosis.partition(": ")
-    if prefix in mistakes:
-        return "mistake", prefix, rest
-    return "pattern", "", rest or diagnosis
+def split_diagnosis(stored: object, mistakes: set[str]) -> tuple[str, str, str]:
+    """(kind, name, description) of a stored diagnosis: one that names a known mistake, or a
+    pattern (``a: your result is all zeros``, a structural localisation)."""
+    diagnosis = Diagnosis.from_data(stored)
+    if diagnosis.name in mistakes:
+        return "mistake", diagnosis.name, diagnosis.text
+    return "pattern", "", diagnosis.text
 
 
 def summarise(book: Gradebook, lab_name: str, slowest: int = 8) -> Summary:

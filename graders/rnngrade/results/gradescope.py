@@ -13,7 +13,7 @@ def test_output(test: TestResult) -> str:
     lines = []
     if test.message:
         lines.append(test.message)
-    lines += [f"diagnosis: {d}" for d in test.diagnosis]
+    lines += [f"likely mistake: {d}" for d in test.diagnosis]
     if test.hint:
         lines.append(f"hint: {test.hint}")
     if test.cases_total > 1:
@@ -56,7 +56,7 @@ def to_gradescope(result: GradeResult) -> dict[str, Any]:
                 "outcome": test.outcome,
                 "output": test_output(test),
                 "visibility": test.visibility,
-                "diagnosis": test.diagnosis,
+                "diagnosis": [d.to_dict() for d in test.diagnosis],
                 "hint": test.hint,
                 "cases_passed": test.cases_passed,
                 "cases_total": test.cases_total,

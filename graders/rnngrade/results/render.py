@@ -16,6 +16,7 @@ from pathlib import Path
 
 import jinja2
 
+from rnngrade.diagnosis.feedback import fix_sections
 from rnngrade.formatting import format_points
 from rnngrade.paths import templates_dir
 from rnngrade.results.escape import md_code, md_inline
@@ -52,6 +53,7 @@ def environment() -> jinja2.Environment:
     env.filters["md_inline"] = md_inline
     env.filters["md_code"] = md_code
     env.globals["test_output"] = test_output
+    env.globals["fix_sections"] = fix_sections
     return env
 
 

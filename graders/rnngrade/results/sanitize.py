@@ -98,8 +98,8 @@ def clean_notes(notes: object, limit: int = FIELD_LIMIT) -> list[str]:
 
 def clean_result(result: GradeResult) -> GradeResult:
     """A copy of ``result`` whose every string is cleaned and whose free text is bounded.
-    Numbers and enums (status, outcomes, failure kinds) are left alone: the grader sets them,
-    never from the worker's text."""
+    Numbers, enums (status, outcomes, failure kinds) and diagnoses are left alone: the grader
+    makes them (diagnoses from its own mutants and checks), never from the worker's text."""
     tests = [_clean_test(t) for t in result.tests]
     cleaned = dataclasses.replace(
         result,
@@ -136,9 +136,9 @@ def _clean_test(test: TestResult) -> TestResult:
         test, name=clean_name(test.name), title=clean_name(test.title),
         visibility=clean_name(test.visibility),
         message=clean_text(test.message, 2 * FIELD_LIMIT),
-        diagnosis=clean_notes(test.diagnosis), hint=clean_text(test.hint),
+        hint=clean_text(test.hint),
         cases=[dataclasses.replace(c, case=clean_name(c.case), message=clean_text(c.message),
-                                   diagnosis=clean_notes(c.diagnosis), hint=clean_text(c.hint))
+                                   hint=clean_text(c.hint))
                for c in test.cases],
         checks=[_clean_data(c) for c in test.checks[:MAX_NOTES * 10]])
 
@@ -165,11 +165,9 @@ def _free_texts(result: GradeResult) -> Iterator[str]:
     yield from result.student_notes
     for t in result.tests:
         yield t.message
-        yield from t.diagnosis
         yield t.hint
         for c in t.cases:
             yield c.message
-            yield from c.diagnosis
             yield c.hint
 
 
@@ -177,10 +175,9 @@ def _map_free_text(result: GradeResult, f: Callable[[str], str]) -> GradeResult:
     """``result`` with ``f`` applied to every free-text field, always in the same order."""
     tests = []
     for t in result.tests:
-        cases = [dataclasses.replace(c, message=f(c.message), diagnosis=[f(d) for d in c.diagnosis],
-                                     hint=f(c.hint)) for c in t.cases]
+        cases = [dataclasses.replace(c, message=f(c.message), hint=f(c.hint)) for c in t.cases]
         tests.append(dataclasses.replace(t, message=f(t.message),
-                                         diagnosis=[f(d) for d in t.diagnosis], hint=f(t.hint),
+                                         hint=f(t.hint),
                                          cases=cases))
     return dataclasses.replace(result, error=f(result.error), notes=[f(n) for n in result.notes],
                                student_notes=[f(n) for n in result.student_notes], tests=tests)
