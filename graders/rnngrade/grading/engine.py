@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from rnngrade import __version__
+from rnngrade.checks.chained import NOTE_KEY
 from rnngrade.checks.devices import cuda_unavailable_reason
 from rnngrade.checks.plugin import FAILURE_KEY, STUDENT_PROVIDER, short_failure
 from rnngrade.grading.memo import EXPECTATION_MEMO, ExpectationMemo
@@ -89,9 +90,11 @@ class GradingSession:
     cases: dict[str, CaseResult] = field(default_factory=dict)
     checks: dict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
     log: io.StringIO = field(default_factory=io.StringIO)
+    notes: dict[str, None] = field(default_factory=dict)  # from tests (NOTE_KEY), in order
 
     def begin(self, student: ModuleProxy) -> None:
         self.student = student
+        self.notes = {}
         self.cases = {}
         self.checks = defaultdict(list)
         self.log = io.StringIO()
@@ -128,6 +131,8 @@ class GradingSession:
         for key, value in report.user_properties:
             if key == CHECK_KEY and report.when == "call":
                 self.checks[report.nodeid].append(value)
+            elif key == NOTE_KEY:
+                self.notes[str(value)] = None
         previous = self.cases.get(report.nodeid)
         if report.when == "call" or (report.when in ("setup", "teardown") and not report.passed):
             if previous is not None and previous.outcome in (FAILED, ERROR):
@@ -307,7 +312,7 @@ def _grade_one(submission: Path, lab: Lab, rubric: Rubric, device: str, inproces
     runner = make_runner(loaded, device, inprocess)
     try:
         session = collect(runner)
-        notes = loaded.notes + runner.load_notes()
+        notes = loaded.notes + runner.load_notes() + list(session.notes)
         protections = runner.protections()
         missing = [f for f in lab.functions if not _has(runner, f)]
     finally:

@@ -8,7 +8,10 @@ Runs on the student side (inside the worker, or in-process with ``--inprocess``)
 - source that does not parse as a whole is salvaged: every top-level statement that parses on its
   own is kept, and the notes say which lines were skipped;
 - top-level statements run one at a time; one that raises is noted and skipped, and the rest
-  (every function definition after it included) still runs.
+  (every function definition after it included) still runs;
+- a function that only a stand-in supplies (``softmax`` from ``rnn_utils``) is not the
+  student's work: it leaves the module's namespace for its builtins, so the student's own
+  functions still call it but the grader finds it missing (and a note says where it came from).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from rnngrade.submission.standins import (
     get_ipython,
     looks_like_platform_test,
     make_standins,
+    standin_origin,
 )
 
 
@@ -152,7 +156,25 @@ def build_module(source: str, filename: str, module_name: str = "submission") ->
             kind = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             failures.append((statement.lineno, kind.splitlines()[0] if kind else
                              type(exc).__name__))
-    return BuiltModule(module, notes + _failure_notes(failures))
+    borrowed = _hide_standin_functions(module, module_builtins)
+    return BuiltModule(module, notes + _failure_notes(failures) + borrowed)
+
+
+def _hide_standin_functions(module: types.ModuleType, module_builtins: dict) -> list[str]:
+    """Move the public names bound to a stand-in's function from the module's namespace to its
+    builtins (still found by the student's functions, no longer by the grader); one note."""
+    hidden: dict[str, list[str]] = {}
+    for name, value in list(module.__dict__.items()):
+        origin = standin_origin(value) if not name.startswith("_") else None
+        if origin is None:
+            continue
+        del module.__dict__[name]
+        module_builtins[name] = value
+        hidden.setdefault(origin, []).append(f"`{name}`")
+    return [f"{' and '.join(names)} {'comes' if len(names) == 1 else 'come'} from `{origin}` "
+            "(the course platform's helper module, which the grader provides), not from your "
+            "file: a lab function among them scores as missing; your own functions still call "
+            f"{'it' if len(names) == 1 else 'them'}" for origin, names in hidden.items()]
 
 
 def _failure_notes(failures: list[tuple[int, str]], shown: int = 3) -> list[str]:
