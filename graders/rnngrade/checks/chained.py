@@ -117,10 +117,11 @@ class Chain:
             return "failed its own checks"
         return None
 
-    def note(self, reason: str) -> str:
+    def note(self) -> str:
         return (f"`{self.backward}` was graded on caches in the classic layout, built by the "
-                f"course's `{self.forward}`, because your `{self.forward}` {reason}; "
-                f"`{self.backward}` loses no points for that")
+                f"course's `{self.forward}`, wherever your `{self.forward}` could not feed it "
+                f"(missing, raising, wrong outputs, or caches `{self.backward}` cannot read): "
+                f"`{self.backward}` loses no points for a mistake in `{self.forward}`")
 
 
 def expect_chained(check: Any, chain: Chain, name: str, args: tuple, **options: Any) -> Any:
@@ -139,7 +140,7 @@ def run_chained(student: Any, chain: Chain, args: tuple,
     classic = classic or chain.classic()
     problem = chain.forward_problem(student, args)
     if problem is not None:
-        add_note(chain.note(problem))
+        add_note(chain.note())
         try:
             return run(classic)
         except (CheckFailure, StudentError) as failure:
@@ -155,8 +156,7 @@ def run_chained(student: Any, chain: Chain, args: tuple,
             value = run(classic)
         except Exception:  # noqa: BLE001 - wrong on classic caches too: the first failure says why
             raise first from None
-        add_note(chain.note(f"builds caches that your `{chain.backward}` cannot read "
-                            "(it is right on caches in the classic layout)"))
+        add_note(chain.note())
         return value
 
 
