@@ -51,6 +51,7 @@ from rnngrade.runner.base import StudentRunner
 from rnngrade.runner.inprocess import InProcessRunner
 from rnngrade.runner.proxy import ModuleProxy
 from rnngrade.submission.load import LoadedSubmission, SubmissionError, load_submission
+from rnngrade.submission.source_notes import source_notes
 
 DEVICES = ("cpu", "cuda", "auto")
 
@@ -312,7 +313,8 @@ def _grade_one(submission: Path, lab: Lab, rubric: Rubric, device: str, inproces
     runner = make_runner(loaded, device, inprocess)
     try:
         session = collect(runner)
-        notes = loaded.notes + runner.load_notes() + list(session.notes)
+        notes = (loaded.notes + runner.load_notes() + source_notes(loaded.source, lab)
+                 + list(session.notes))
         protections = runner.protections()
         missing = [f for f in lab.functions if not _has(runner, f)]
     finally:
