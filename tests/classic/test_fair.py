@@ -87,3 +87,40 @@ def test_no_grader_internal_name_reaches_a_student():
                 c.message for t in result.tests for c in t.cases]
             leaked = [(name, text) for text in texts for name in internal if name in text]
             assert not leaked, (fixture, lab, leaked[:3])
+
+
+def _folder_with(tmp_path: Path, module_text: str) -> Path:
+    """A student folder: ``rnn.py`` with ``module_text`` and a completed ``lab1.ipynb``."""
+    import nbformat
+
+    from rnngrade.diagnosis.mutants import strip_markers
+    from rnngrade.labs import get_lab
+
+    lab = get_lab("lab1")
+    folder = tmp_path / "student"
+    folder.mkdir()
+    (folder / lab.filename).write_text(module_text, encoding="utf-8")
+    solution = strip_markers(lab.solution_path().read_text(encoding="utf-8"))
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Lab 1"),
+                                               nbformat.v4.new_code_cell(solution)])
+    nbformat.write(notebook, folder / "lab1.ipynb")
+    return folder
+
+
+def test_the_notebook_is_graded_when_the_module_is_the_untouched_stub(tmp_path):
+    from rnngrade.authoring.generate import stub_for
+    from rnngrade.labs import get_lab
+
+    folder = _folder_with(tmp_path, stub_for(get_lab("lab1")).content.decode())
+    result = grade(folder, "lab1", device="cpu", inprocess=True)
+    assert result.notes[0] == "graded lab1.ipynb: rnn.py is the untouched stub"
+    rnn_forward = [t for t in result.tests if t.name.startswith("test_rnn_forward_random")]
+    assert rnn_forward and all(t.score == t.max_score for t in rnn_forward)
+
+
+def test_an_edited_module_is_graded_and_the_note_says_the_notebook_was_not(tmp_path):
+    folder = _folder_with(tmp_path, "def softmax(x):\n    return x\n")
+    result = grade(folder, "lab1", device="cpu", inprocess=True)
+    assert result.notes[0] == ("graded rnn.py; lab1.ipynb beside it was not graded (work in one "
+                               "of the two)")
+    assert result.score < result.max_score / 2
