@@ -123,3 +123,18 @@ def test_a_function_that_timed_out_is_not_run_again():
     assert "earlier case" in error.value.message
     assert proxy.fine() == 1
     assert SlowRunner.calls == 2  # one real timeout, then no more calls of `loop`
+
+
+@pytest.mark.parametrize("body, kind", [("    return x['a'] + 1\n", EXCEPTION),
+                                        ("    raise NotImplementedError\n", "not_implemented")])
+def test_pdb_post_mortem_stops_in_the_students_frame(body, kind):
+    """`pytest --pdb` opens the debugger at the last frame of the failure's traceback: for an
+    error in student code that frame is the student's function, not the harness."""
+    runner = InProcessRunner.from_source("def f(x):\n" + body, "/course/rnn.py", capture=False)
+    with pytest.raises(StudentError) as failure:
+        runner.call("f", (np.zeros(3),))
+    assert failure.value.kind == kind
+    tb = failure.value.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    assert (tb.tb_frame.f_code.co_filename, tb.tb_frame.f_code.co_name) == ("/course/rnn.py", "f")
