@@ -138,6 +138,8 @@ def run_chained(student: Any, chain: Chain, args: tuple,
     probes to use instead of the chain's own ones, e.g. a gradient check's)."""
     own = own or chain.own()
     classic = classic or chain.classic()
+    if not student.has(chain.backward):
+        return run(own)  # reported as missing, with no word about caches
     problem = chain.forward_problem(student, args)
     if problem is not None:
         add_note(chain.note())
