@@ -124,3 +124,16 @@ def test_an_edited_module_is_graded_and_the_note_says_the_notebook_was_not(tmp_p
     assert result.notes[0] == ("graded rnn.py; lab1.ipynb beside it was not graded (work in one "
                                "of the two)")
     assert result.score < result.max_score / 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fixture, lab", [("missing_colon.py", "lab1"),
+                                          ("rnn_utils_only.py", "lab1"),
+                                          ("rnn_forward_dict_caches.py", "lab2"),
+                                          ("lstm_reads_global.py", "lab3")])
+def test_the_sandboxed_grader_gives_the_same_verdicts(fixture, lab):
+    pytest.importorskip("rnngrade.sandbox", reason="the sandbox package is not in this checkout")
+    result = grade(FAIR / fixture, lab, device="cpu")
+    assert result.protections.get("separate process") is True
+    problems = CLASSIC.expectation_problems(FIXTURES[fixture][lab], result, lab)
+    assert not problems, "\n".join(problems)
