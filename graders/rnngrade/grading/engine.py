@@ -29,9 +29,9 @@ from pathlib import Path
 import pytest
 
 from rnngrade import __version__
-from rnngrade.checks.chained import NOTE_KEY
 from rnngrade.checks.devices import cuda_unavailable_reason
 from rnngrade.checks.plugin import FAILURE_KEY, STUDENT_PROVIDER, short_failure
+from rnngrade.grading.chained import NOTE_KEY
 from rnngrade.grading.memo import EXPECTATION_MEMO, ExpectationMemo
 from rnngrade.grading.plugin import CHECK_KEY
 from rnngrade.grading.rubric import Rubric, load_rubric

@@ -2,7 +2,7 @@
 
 Caches come from the submission's own forward functions (SPEC: a cache's layout is the
 submission's business), unless those cannot feed the backward pass: then a classic-layout cache
-from the reference does (``checks/chained.py``), so a backward pass never pays for a forward
+from the reference does (``grading/chained.py``), so a backward pass never pays for a forward
 pass's mistake. Gradient checks compare the backward pass with central differences of the forward
 pass that fed it; the other checks compare with the reference.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rnngrade.checks.chained import Chain, expect_chained, expect_gradient_check
 from rnngrade.checks.gradcheck import OutputLoss
 from rnngrade.checks.tolerance import EXACT, Tolerance
+from rnngrade.grading.chained import Chain, expect_chained, expect_gradient_check
 from rnngrade.runner.base import ArgRef, FunctionRef
 
 # Gradient checks compare 1 + SPEC's relative error |a − n| / max(|a|, |n|, 1e-12) with 1.
@@ -62,7 +62,7 @@ def make_parameters(rng: np.random.Generator, n_x: int, n_a: int, n_y: int = 3,
 # ------------------------------------------------------------------ probes
 
 # The backward passes read their forward pass's cache: the submission's own when its forward
-# pass can feed them, else a classic-layout cache from the reference (checks/chained.py).
+# pass can feed them, else a classic-layout cache from the reference (grading/chained.py).
 CELL = Chain("lab2", "rnn_cell_forward", "rnn_cell_backward", arity=3, cache=2, outputs=2)
 SEQUENCE = Chain("lab2", "rnn_forward", "rnn_backward", arity=3, cache=2, outputs=2)
 

@@ -2,7 +2,7 @@
 
 NumPy part: forward and backward against the reference, backward also against central differences
 of the forward pass that fed it: the submission's own, unless it cannot feed the backward pass,
-then the reference's classic-layout caches (``checks/chained.py``).
+then the reference's classic-layout caches (``grading/chained.py``).
 PyTorch part: ``lstm_cell`` and ``lstm_layer`` against ``nn.LSTMCell`` and
 ``nn.LSTM(batch_first=True)``, values and autograd gradients of every input and weight, on CPU
 (float64) and CUDA (float32, TF32 off); ``to_torch_lstm`` through a real ``nn.LSTM``;
@@ -19,11 +19,11 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
-from rnngrade.checks.chained import Chain, expect_chained, expect_gradient_check
 from rnngrade.checks.compare import CheckFailure
 from rnngrade.checks.devices import device_params
 from rnngrade.checks.gradcheck import OutputLoss
 from rnngrade.checks.tolerance import Tolerance
+from rnngrade.grading.chained import Chain, expect_chained, expect_gradient_check
 
 GATES = ("f", "i", "c", "o")
 
@@ -82,7 +82,7 @@ def sequence_forward(m, x, a0, p):
 
 
 # The backward passes read their forward pass's cache: the submission's own when its forward
-# pass can feed them, else the classic ten-tuple from the reference (checks/chained.py).
+# pass can feed them, else the classic ten-tuple from the reference (grading/chained.py).
 CELL = Chain("lab3", "lstm_cell_forward", "lstm_cell_backward", arity=4, cache=3, outputs=3)
 SEQUENCE = Chain("lab3", "lstm_forward", "lstm_backward", arity=3, cache=3, outputs=3)
 

@@ -11,7 +11,6 @@ import pytest
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from rnngrade.checks.chained import Chain, expect_chained, reference_module, run_chained
 from rnngrade.checks.compare import CheckFailure, to_numpy
 from rnngrade.checks.devices import device_params
 from rnngrade.checks.gradcheck import (
@@ -22,6 +21,7 @@ from rnngrade.checks.gradcheck import (
     sample_indices,
 )
 from rnngrade.checks.tolerance import EXACT, Tolerance
+from rnngrade.grading.chained import Chain, expect_chained, reference_module, run_chained
 from rnngrade.runner.base import EXCEPTION, StudentError
 from rnngrade.runner.inprocess import InProcessRunner
 from rnngrade.runner.proxy import ModuleProxy
@@ -107,7 +107,7 @@ def step(m, xt, a_prev, p):
 
 
 # gru_cell_backward reads gru_cell_forward's cache: the submission's own when its forward can feed
-# it, else the reference's (checks/chained.py), so the backward never pays for the forward.
+# it, else the reference's (grading/chained.py), so the backward never pays for the forward.
 CELL = Chain("lab4", "gru_cell_forward", "gru_cell_backward", arity=3, cache=1, outputs=1)
 backward_of_forward = CELL.own()  # the module's gru_cell_backward on its own forward's cache
 backward_of_reference = CELL.classic()  # ... on the cache of the reference's forward
