@@ -52,8 +52,7 @@ def test_softmax_extreme_logits(check, rng, scale):
     check.expect("softmax(x) at large logits", lambda m, x: m.softmax(x), (x,))
 
 
-@pytest.mark.parametrize("case", ["mixed-column-scales"])
-def test_softmax_extreme_logits_per_column(check, rng, case):
+def test_softmax_extreme_logits_per_column(check, rng):
     """SPEC: stable per column. Columns around +1000, -1000 and 0 in one batch: one maximum for
     the whole batch leaves exp(-2000) = 0 in the low column, and 0/0 = NaN."""
     x = rng.standard_normal((5, 3))
