@@ -5,12 +5,13 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OUT    ?= out
 
-.PHONY: help setup demo test test-slow validate check-cuda lint bench clean
+.PHONY: help setup demo test test-slow test-pytest-range validate check-cuda lint bench clean
 
 help:
 	@echo "make demo       set up $(VENV) and grade the sample submissions into $(OUT)/"
 	@echo "make test       set up $(VENV) and run the test suite (slow tests excluded)"
 	@echo "make test-slow  the slow, training-style and long end-to-end tests"
+	@echo "make test-pytest-range  the reusable-session tests on the lowest and highest pytest pinned"
 	@echo "make validate   rnngrade validate: reference full, stubs 0, every mutant caught and named"
 	@echo "make check-cuda on a machine with a GPU: the CUDA tests, and validate on CUDA in-process and sandboxed"
 	@echo "make lint       ruff"
@@ -34,6 +35,20 @@ test: setup
 
 test-slow: setup
 	$(BIN)/python -m pytest -m slow -q
+
+# The grader drives pytest through private API (rnngrade/grading/session.py): run the tests of
+# the reusable session on both ends of the pytest range that pyproject.toml pins.
+PYTEST_RANGE ?= 8.0.0 9.2.0
+test-pytest-range: setup
+	@for version in $(PYTEST_RANGE); do \
+	  dir=$$(mktemp -d) || exit 1; \
+	  $(BIN)/python -m pip install --quiet --target $$dir "pytest==$$version" || exit 1; \
+	  PYTHONPATH=$$dir $(BIN)/python -c "import pytest; print('pytest', pytest.__version__)"; \
+	  PYTHONPATH=$$dir $(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" \
+	    tests/batch/test_reusable_grader.py; status=$$?; \
+	  rm -rf $$dir; \
+	  [ $$status -eq 0 ] || exit $$status; \
+	done
 
 validate: setup
 	$(BIN)/rnngrade validate

@@ -7,7 +7,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from rnngrade.cli import EXIT_OK, EXIT_UNLOADABLE, EXIT_USAGE, main
+from rnngrade.cli import main
+from rnngrade.errors import ExitCode
 from rnngrade.results.render import load_schema
 
 from .conftest import SUBMISSIONS
@@ -26,7 +27,7 @@ def run_grade(submission: Path, out: Path, *extra: str) -> tuple[int, dict]:
 @pytest.mark.parametrize("name", ["reference", "reference_lab1.ipynb", "reference.zip"])
 def test_reference_in_every_form_gets_full_marks(tmp_path, name):
     code, results = run_grade(LAB1 / name, tmp_path)
-    assert code == EXIT_OK
+    assert code == ExitCode.OK
     assert results["score"] == results["max_score"] > 0
     jsonschema.validate(results, load_schema())
     for report in ("feedback.html", "feedback.md", "junit.xml"):
@@ -35,7 +36,7 @@ def test_reference_in_every_form_gets_full_marks(tmp_path, name):
 
 def test_stub_scores_zero_with_not_implemented_messages(tmp_path):
     code, results = run_grade(LAB1 / "stub", tmp_path)
-    assert code == EXIT_OK and results["score"] == 0
+    assert code == ExitCode.OK and results["score"] == 0
     assert all("not implemented yet" in t["output"] for t in results["tests"]
                if t["outcome"] != "skipped")
     assert "Traceback" not in (tmp_path / "feedback.md").read_text()
@@ -49,7 +50,7 @@ def test_stub_scores_zero_with_not_implemented_messages(tmp_path):
 def test_buggy_versions_lose_points_with_a_message_naming_the_check(tmp_path, name,
                                                                   failing_check, mistake):
     code, results = run_grade(LAB1 / name, tmp_path)
-    assert code == EXIT_OK and 0 < results["score"] < results["max_score"]
+    assert code == ExitCode.OK and 0 < results["score"] < results["max_score"]
     failing = [t for t in results["tests"] if t["status"] == "failed"]
     assert any(failing_check in t["output"] for t in failing)
     assert any(d.startswith(mistake + ":") for t in failing for d in t["diagnosis"])
@@ -70,7 +71,7 @@ def test_missing_function_scores_zero_for_its_tests_and_says_so(tmp_path):
 ])
 def test_broken_code_grades_with_a_clear_note(tmp_path, name, fragment):
     code, results = run_grade(BAD / name, tmp_path)
-    assert code == EXIT_OK
+    assert code == ExitCode.OK
     assert any(fragment in note for note in results["notes"])
     assert results["score"] < results["max_score"]
 
@@ -81,7 +82,7 @@ def test_broken_code_grades_with_a_clear_note(tmp_path, name, fragment):
 ])
 def test_unloadable_submissions_get_a_report_and_exit_code_3(tmp_path, name, fragment):
     code, results = run_grade(BAD / name, tmp_path)
-    assert code == EXIT_UNLOADABLE
+    assert code == ExitCode.UNLOADABLE
     assert results["status"] == "load_error" and fragment in results["error"]
     assert results["score"] == 0 and len(results["tests"]) > 0
     assert fragment in html.unescape((tmp_path / "feedback.html").read_text())
@@ -90,14 +91,14 @@ def test_unloadable_submissions_get_a_report_and_exit_code_3(tmp_path, name, fra
 
 def test_unknown_lab_is_a_usage_error(tmp_path, capsys):
     code = main(["grade", str(LAB1 / "reference"), "--lab", "lab99", "--out", str(tmp_path)])
-    assert code == EXIT_USAGE
+    assert code == ExitCode.USAGE
     assert "unknown lab 'lab99'" in capsys.readouterr().err
     assert not (tmp_path / "results.json").exists()
 
 
 def test_missing_submission_path_is_a_usage_error(tmp_path, capsys):
     code = main(["grade", str(tmp_path / "nope"), "--lab", "lab1", "--out", str(tmp_path)])
-    assert code == EXIT_USAGE and "does not exist" in capsys.readouterr().err
+    assert code == ExitCode.USAGE and "does not exist" in capsys.readouterr().err
 
 
 def test_feedback_markdown_fits_a_pull_request_comment(tmp_path):

@@ -1,6 +1,7 @@
 """`rnngrade validate` holds for lab1, and fails when the hidden suite loses a check."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -46,8 +47,10 @@ def test_a_rubric_that_does_not_match_the_suite_is_refused(tmp_path):
     path = tmp_path / "rubric.yaml"
     path.write_text("lab: lab1\ntests:\n  test_a: {points: 1}\n")
     rubric = load_rubric(path)
-    with pytest.raises(RubricError, match=r"without a rubric entry: \['test_b'\]"):
-        rubric.check_matches({"test_a", "test_b"})
+    with pytest.raises(RubricError, match=r"without a rubric entry: test_b \(t\.py:7\)"):
+        rubric.check_matches({"test_a": "t.py:1", "test_b": "t.py:7"})
+    with pytest.raises(RubricError, match=r"entries without a test: test_a \(.*rubric.yaml:3\)"):
+        rubric.check_matches({"test_b": "t.py:7"})
     path.write_text("lab: lab1\ntests:\n  test_a: {points: -1}\n")
     with pytest.raises(RubricError, match="non-negative"):
         load_rubric(path)
@@ -61,5 +64,36 @@ def test_validate_on_a_missing_device_says_so_without_a_traceback():
     done = subprocess.run([sys.executable, "-m", "rnngrade.cli", "validate", "--lab", "lab1",
                            "--device", "cuda"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 4
-    assert "the grader cannot run: --device cuda was asked for but" in done.stderr
+    assert "the grader is broken: --device cuda was asked for but" in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_validate_names_the_line_of_a_mutant_that_does_not_apply(course_copy, capsys):
+    from rnngrade.cli import main
+
+    from .course_env import course_at
+    from .test_grader_faults import break_mutant
+
+    break_mutant(course_copy)
+    with course_at(course_copy):
+        code = main(["validate", "--lab", "lab1", "--device", "cpu"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert re.search(r"PROBLEM: .*graders/suites/lab1/mutants\.py:\d+: mutant "
+                     r"'prediction_from_a_prev': its edit target occurs 0 times", out), out
+
+
+def test_validate_names_a_hidden_test_without_a_rubric_entry(course_copy, capsys):
+    from rnngrade.cli import main
+
+    from .course_env import course_at
+
+    rubric = course_copy / "graders/suites/lab1/rubric.yaml"
+    rubric.write_text(rubric.read_text().replace("  test_softmax_dtype:", "  test_softmax_dtypes:"))
+    with course_at(course_copy):
+        code = main(["validate", "--lab", "lab1", "--device", "cpu"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert re.search(r"tests without a rubric entry: test_softmax_dtype \(.*test_rnn_hidden\.py:"
+                     r"\d+\)", out), out
+    assert re.search(r"entries without a test: test_softmax_dtypes \(.*rubric\.yaml:\d+\)", out)

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rnngrade import __version__
+from rnngrade.errors import ExitCode, error_line, exit_code_for
 
-EXIT_OK = 0  # grading completed, whatever the score
-EXIT_FAILURES = 1  # validate/generate --check found problems
-EXIT_USAGE = 2  # bad arguments: unknown lab, unknown device, missing path
-EXIT_UNLOADABLE = 3  # the submission could not be loaded at all (reports are still written)
-EXIT_GRADER = 4  # the grader itself is broken (suite or rubric), or a device is unusable
-EXIT_GITHUB = 5  # ci: the GitHub API refused the token or kept failing
+if TYPE_CHECKING:
+    from rnngrade.results.model import GradeResult
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--device", default="auto", choices=["cpu", "cuda", "auto"])
     grade.add_argument("--inprocess", action="store_true",
                        help="run the student code in this process (debugging; no protection)")
+    _budget_option(grade)
 
     generate = sub.add_parser("generate", help="regenerate stubs and public test vectors")
     generate.add_argument("--lab", action="append", help="only these labs (repeatable)")
@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     ci.add_argument("--api-url", help="GitHub API URL (default: $GITHUB_API_URL or api.github.com)")
     ci.add_argument("--summary", type=Path, help="job summary file (default: $GITHUB_STEP_SUMMARY)")
     ci.add_argument("--no-comment", action="store_true", help="write the comment, do not post it")
+    _budget_option(ci)
 
     batch = sub.add_parser("batch", help="grade a folder of submissions (one per student) into "
                                          "a resumable gradebook, grades.csv and summary.html")
@@ -91,7 +92,24 @@ def build_parser() -> argparse.ArgumentParser:
                        help="seconds one whole submission may take (local executor; "
                             "default 900)")
     batch.add_argument("--quiet", action="store_true", help="no progress bar")
+    _budget_option(batch)
     return parser
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("the budget must be a positive number of seconds")
+    return value
+
+
+def _budget_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--budget", type=_seconds, default=None, metavar="SECONDS",
+                        help="wall-clock seconds the student code of one whole submission may "
+                             "use (default: the lab's); tests not run by then score 0")
 
 
 COMMANDS: dict = {}  # subcommand name → handler(args) -> exit code
@@ -108,34 +126,79 @@ def command(name: str):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; its exit code (``ExitCode``), never a traceback for an error of ours."""
     args = build_parser().parse_args(argv)
-    return COMMANDS[args.command](args)
+    try:
+        return int(COMMANDS[args.command](args))
+    except KeyboardInterrupt:
+        print(f"rnngrade {args.command}: interrupted", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - every failure maps to an exit code
+        from rnngrade.errors import RnngradeError
+
+        if not isinstance(exc, RnngradeError):  # unexpected: the instructor needs the details
+            traceback.print_exc(file=sys.stderr)
+        print(f"rnngrade {args.command}: {error_line(exc)}", file=sys.stderr)
+        return exit_code_for(exc)
 
 
 @command("grade")
 def cmd_grade(args: argparse.Namespace) -> int:
-    from rnngrade.grading.engine import GradingError, grade
-    from rnngrade.labs import UnknownLabError
-    from rnngrade.results.render import write_reports
+    from rnngrade.grading.engine import grade
+    from rnngrade.results.model import Status
 
     if not args.submission.exists():
         print(f"rnngrade: {args.submission} does not exist", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        result = grade(args.submission, args.lab, device=args.device, inprocess=args.inprocess)
-    except UnknownLabError as exc:
-        print(f"rnngrade: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except GradingError as exc:
-        print(f"rnngrade: the grader cannot run: {exc}", file=sys.stderr)
-        return EXIT_GRADER
-    files = write_reports(result, args.out)
+        return ExitCode.USAGE
+    result = grade(args.submission, args.lab, device=args.device, inprocess=args.inprocess,
+                   budget=args.budget)
+    files, rendered = write_reports_or_json(result, args.out)
     print(f"{result.lab}: {result.score:g}/{result.max_score:g} for {result.submission}")
-    if result.error:
+    if result.status == Status.GRADER_ERROR:
+        print(f"  not graded: {result.error}")
+        report_grader_fault(result.grader_detail)
+    elif result.error:
         print(f"  not graded: {result.error}")
     for name, path in files.items():
         print(f"  {name:<14} {path}")
-    return EXIT_UNLOADABLE if result.status == "load_error" else EXIT_OK
+    if result.status == Status.GRADER_ERROR or not rendered:
+        return ExitCode.GRADER
+    return ExitCode.UNLOADABLE if result.status == Status.LOAD_ERROR else ExitCode.OK
+
+
+def report_grader_fault(detail: str) -> None:
+    """The instructor's view of a grader fault, on stderr: the details (a traceback when the
+    failure was unexpected), then the one line."""
+    from rnngrade.errors import GraderError
+
+    lines = detail.strip().splitlines() or [""]
+    if len(lines) > 1:
+        print(detail.rstrip(), file=sys.stderr)
+    print(f"rnngrade: {error_line(GraderError(lines[0]))}", file=sys.stderr)
+
+
+def write_reports_or_json(result: GradeResult, out: Path) -> tuple[dict[str, Path], bool]:
+    """Every report of ``result`` and True; when a renderer fails, at least ``results.json``
+    (with the failure in its instructor-only detail) and False."""
+    import json
+
+    from rnngrade.errors import RenderError
+    from rnngrade.results.gradescope import to_gradescope
+    from rnngrade.results.render import write_reports
+
+    try:
+        return write_reports(result, out), True
+    except Exception:  # noqa: BLE001 - a renderer is trusted code: the grader's fault
+        detail = traceback.format_exc()
+        print(detail.rstrip(), file=sys.stderr)
+        print(f"rnngrade: {error_line(RenderError('a report could not be written'))}",
+              file=sys.stderr)
+        result.grader_detail = (result.grader_detail + "\n" + detail).strip()
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "results.json"
+        path.write_text(json.dumps(to_gradescope(result), indent=2, ensure_ascii=True),
+                        encoding="utf-8")
+        return {"results.json": path}, False
 
 
 @command("generate")
@@ -147,73 +210,57 @@ def cmd_generate(args: argparse.Namespace) -> int:
         labs = [get_lab(name) for name in args.lab] if args.lab else available_labs()
     except UnknownLabError as exc:
         print(f"rnngrade: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     if args.check:
         problems = [p for lab in labs for p in stale_files(lab)]
         for problem in problems:
             print(problem)
         if problems:
             print("run `rnngrade generate` to bring them up to date")
-        return EXIT_FAILURES if problems else EXIT_OK
+        return ExitCode.FAILURES if problems else ExitCode.OK
     for lab in labs:
         for path in write_generated(lab):
             print(f"wrote {path}")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 @command("validate")
 def cmd_validate(args: argparse.Namespace) -> int:
-    from rnngrade.grading.engine import GradingError, resolve_device
-    from rnngrade.labs import UnknownLabError, available_labs, get_lab
+    from rnngrade.grading.devices import resolve_device
+    from rnngrade.labs import available_labs, get_lab
     from rnngrade.validate import format_report, validate_lab
 
-    try:
-        labs = [get_lab(name) for name in args.lab] if args.lab else available_labs()
-    except UnknownLabError as exc:
-        print(f"rnngrade: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    labs = [get_lab(name) for name in args.lab] if args.lab else available_labs()
     labs = [lab for lab in labs if (lab.suite_dir() / "rubric.yaml").exists()]
     failed = []
-    try:
-        resolve_device(args.device)
-        for lab in labs:
-            report = validate_lab(lab, device=args.device, inprocess=not args.sandbox)
-            print(format_report(report), flush=True)
-            print()
-            if not report.ok:
-                failed.append(lab.name)
-    except GradingError as exc:
-        print(f"rnngrade: the grader cannot run: {exc}", file=sys.stderr)
-        return EXIT_GRADER
+    resolve_device(args.device)
+    for lab in labs:
+        report = validate_lab(lab, device=args.device, inprocess=not args.sandbox)
+        print(format_report(report), flush=True)
+        print()
+        if not report.ok:
+            failed.append(lab.name)
     if failed:
         print(f"validate: problems in {', '.join(failed)}")
-        return EXIT_FAILURES
+        return ExitCode.FAILURES
     print(f"validate: {len(labs)} lab(s) hold: {', '.join(lab.name for lab in labs)}")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 @command("release")
 def cmd_release(args: argparse.Namespace) -> int:
-    from rnngrade.labs import UnknownLabError, get_lab
-    from rnngrade.release import ReleaseError, build_release
+    from rnngrade.labs import get_lab
+    from rnngrade.release import build_release
     from rnngrade.release.build import TORCH_VERSION
 
-    try:
-        labs = [get_lab(name) for name in args.lab] if args.lab else None
-    except UnknownLabError as exc:
-        print(f"rnngrade: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        report = build_release(args.out, labs, torch_version=args.torch_version or TORCH_VERSION,
-                               grading_workflow=args.grading_workflow)
-    except ReleaseError as exc:
-        print(f"rnngrade release: {exc}", file=sys.stderr)
-        return EXIT_FAILURES
+    labs = [get_lab(name) for name in args.lab] if args.lab else None
+    report = build_release(args.out, labs, torch_version=args.torch_version or TORCH_VERSION,
+                           grading_workflow=args.grading_workflow)
     for warning in report.warnings:
         print(f"warning: {warning}")
     print(f"released {', '.join(report.labs)} into {report.out}: {len(report.files)} files, "
           f"{len(report.modules)} rnngrade modules; no solution, hidden suite or mutant text")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 @command("ci")
@@ -227,26 +274,20 @@ def cmd_ci(args: argparse.Namespace) -> int:
 def cmd_batch(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from rnngrade.gradebook.batch import (
-        DEFAULT_TIMEOUT,
-        BatchError,
-        BatchOptions,
-        GraderFailure,
-        run_batch,
-    )
+    from rnngrade.gradebook.batch import DEFAULT_TIMEOUT, BatchOptions, run_batch
     from rnngrade.gradebook.console import RichProgress, print_report
-    from rnngrade.labs import UnknownLabError
 
     for folder in args.submissions:
         if not folder.is_dir():
             print(f"rnngrade: {folder} is not a folder of submissions", file=sys.stderr)
-            return EXIT_USAGE
+            return ExitCode.USAGE
     if args.jobs is not None and args.jobs < 1:
         print("rnngrade: -j needs at least 1", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     options = BatchOptions(args.lab, args.out, jobs=args.jobs, executor=args.executor,
                            scheduler=args.scheduler, regrade=args.regrade, device=args.device,
-                           inprocess=args.inprocess, timeout=args.timeout or DEFAULT_TIMEOUT)
+                           inprocess=args.inprocess, timeout=args.timeout or DEFAULT_TIMEOUT,
+                           budget=args.budget)
     console = Console() if sys.stdout.isatty() else Console(width=120)
     progress = None if args.quiet else RichProgress(Console(stderr=True), f"grading {args.lab}")
     try:
@@ -254,18 +295,17 @@ def cmd_batch(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"rnngrade batch: interrupted; what was graded is in {args.out}, and the same "
               "command continues from there", file=sys.stderr)
-        return 130
-    except UnknownLabError as exc:
-        print(f"rnngrade: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except GraderFailure as exc:
-        print(f"rnngrade batch: {exc}", file=sys.stderr)
-        return EXIT_GRADER
-    except BatchError as exc:
-        print(f"rnngrade batch: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.INTERRUPTED
     print_report(console, report)
-    return EXIT_OK
+    if report.grader_errors:
+        from rnngrade.errors import GraderError
+
+        failed = GraderError(f"it failed on {report.grader_errors} submission(s), recorded as "
+                             "not graded (see their results.json); the next run grades them "
+                             "again")
+        print(f"rnngrade batch: {error_line(failed)}", file=sys.stderr)
+        return ExitCode.GRADER
+    return ExitCode.OK
 
 
 if __name__ == "__main__":

@@ -83,3 +83,11 @@ def exit_code_for(exc: BaseException) -> ExitCode:
     if isinstance(exc, RnngradeError):
         return exc.exit_code
     return ExitCode.GRADER  # anything unexpected is the grader's fault, never exit 1
+
+
+def error_line(exc: BaseException) -> str:
+    """The one line a command prints for an error that ends it (no traceback)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, GraderError):
+        return f"the grader is broken: {text}"
+    return text

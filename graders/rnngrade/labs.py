@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rnngrade.errors import UsageError
 from rnngrade.paths import course_root
 from rnngrade.sandbox.limits import Limits
 
 
-class UnknownLabError(ValueError):
+class UnknownLabError(UsageError):
     """A lab name that the course does not have."""
 
 

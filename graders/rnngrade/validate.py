@@ -8,7 +8,6 @@ keeps at least a 10x margin over the reference's own error, and generated files 
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import tempfile
 from collections import defaultdict
@@ -16,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnngrade.authoring.generate import stale_files
-from rnngrade.diagnosis.mutants import Mutant, load_mutant_table
-from rnngrade.grading.engine import grade
+from rnngrade.errors import GraderError
+from rnngrade.grading.engine import grade, shared_grader
 from rnngrade.labs import Lab
-from rnngrade.results.model import GradeResult
+from rnngrade.results.model import GradeResult, Outcome, Status
 
 REQUIRED_MARGIN = 10.0
 
@@ -101,25 +100,24 @@ def _signature(result: GradeResult) -> tuple:
     return tuple((t.name, tuple(c.outcome for c in t.cases)) for t in result.tests)
 
 
-def _indistinguishable_allowed(lab: Lab) -> dict[frozenset[str], str]:
-    path = lab.suite_dir() / "mutants.py"
-    spec = importlib.util.spec_from_file_location(f"_validate_mutants_{lab.name}", path)
-    if spec is None or spec.loader is None:
-        return {}
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return {frozenset(k): v for k, v in getattr(module, "INDISTINGUISHABLE", {}).items()}
-
-
 def validate_lab(lab: Lab, *, device: str = "auto", inprocess: bool = True) -> LabReport:
     report = LabReport(lab.name)
     report.problems += stale_files(lab)
-    reference_source = lab.solution_path().read_text(encoding="utf-8")
+    try:  # the assets load (every mutant applies) and the collected suite matches the rubric
+        assets = shared_grader(lab.name, device=device, inprocess=inprocess).assets
+    except GraderError as exc:
+        report.problems.append(str(exc))
+        return report
+    reference_source = assets.reference_source
     report.reference = _grade_source(reference_source, lab, "reference", device=device,
                                      inprocess=inprocess)
     ref = report.reference
+    if ref.status == Status.GRADER_ERROR:
+        report.problems.append(f"the grader fails on the reference: {ref.grader_detail}")
+        return report
     if ref.score != ref.max_score or ref.max_score == 0:
-        failing = [t.name for t in ref.tests if t.outcome not in ("passed", "skipped")]
+        failing = [t.name for t in ref.tests if t.outcome not in (Outcome.PASSED,
+                                                                  Outcome.SKIPPED)]
         report.problems.append(f"the reference scores {ref.score:g}/{ref.max_score:g} "
                                f"(failing: {failing})")
     report.margins = margin_rows(ref)
@@ -129,17 +127,24 @@ def validate_lab(lab: Lab, *, device: str = "auto", inprocess: bool = True) -> L
                                    f"{row.margin:.1f}x margin over the reference's own error")
     stub_source = lab.stub_path().read_text(encoding="utf-8")
     report.stub = _grade_source(stub_source, lab, "stub", device=device, inprocess=inprocess)
-    if report.stub.score != 0:
+    if report.stub.status == Status.GRADER_ERROR:
+        report.problems.append(f"the grader fails on the stub: {report.stub.grader_detail}")
+    elif report.stub.score != 0:
         passing = [t.name for t in report.stub.tests if t.score > 0]
         report.problems.append(f"the untouched stub scores {report.stub.score:g} "
                                f"(passing: {passing})")
-    mutants: list[Mutant] = load_mutant_table(lab.suite_dir() / "mutants.py")
+    mutants = assets.mutant_table
     names = {m.name for m in mutants}
     for mutant in mutants:
         result = _grade_source(mutant.apply(reference_source), lab, mutant.name, device=device,
                                inprocess=inprocess)
+        if result.status == Status.GRADER_ERROR:
+            report.problems.append(f"the grader fails on mutant {mutant.name!r}: "
+                                   f"{result.grader_detail}")
+            continue
         row = MutantRow(mutant.name, mutant.function, result.score, result.max_score,
-                        [t.name for t in result.tests if t.outcome not in ("passed", "skipped")],
+                        [t.name for t in result.tests
+                         if t.outcome not in (Outcome.PASSED, Outcome.SKIPPED)],
                         _diagnosed_names(result, names), _signature(result))
         report.mutants.append(row)
         if not row.caught:
@@ -148,7 +153,7 @@ def validate_lab(lab: Lab, *, device: str = "auto", inprocess: bool = True) -> L
         elif not row.named:
             report.problems.append(f"mutant {mutant.name!r} is caught but not diagnosed by name "
                                    f"(diagnoses: {row.diagnosed or 'none'})")
-    allowed = _indistinguishable_allowed(lab)
+    allowed = assets.indistinguishable
     by_signature: dict[tuple, list[MutantRow]] = defaultdict(list)
     for row in report.mutants:
         by_signature[(row.signature, tuple(sorted(row.diagnosed)))].append(row)

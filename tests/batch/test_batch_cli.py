@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rnngrade.cli import EXIT_GRADER, EXIT_OK, EXIT_USAGE, main
+from rnngrade.cli import main
+from rnngrade.errors import ExitCode
 from rnngrade.gradebook.synthetic import write_bad
 from rnngrade.paths import course_root
 
@@ -44,7 +45,7 @@ def batch(*args: str) -> int:
 
 def test_batch_grades_every_entry_and_reruns_only_what_changed(samples, tmp_path, capsys):
     out = tmp_path / "out"
-    assert batch(str(samples), "--out", str(out), "-j", "2") == EXIT_OK
+    assert batch(str(samples), "--out", str(out), "-j", "2") == ExitCode.OK
     printed = capsys.readouterr().out
     assert "summary.html" in printed and "grades.csv" in printed
     rows = current(out)
@@ -77,13 +78,13 @@ def test_batch_grades_every_entry_and_reruns_only_what_changed(samples, tmp_path
     # A rerun grades nothing; a changed entry is the only one graded again.
     before = read_csv(out)
     (out / "students" / "stub" / "feedback.html").unlink()  # as if killed before the reports
-    assert batch(str(samples), "--out", str(out)) == EXIT_OK
+    assert batch(str(samples), "--out", str(out)) == ExitCode.OK
     assert "kept 14" in capsys.readouterr().out
     assert read_csv(out) == before
     assert (out / "students" / "stub" / "feedback.html").exists()
     fixed = samples / "buggy_feeds_a0" / "rnn.py"
     fixed.write_text((samples / "reference" / "rnn.py").read_text())
-    assert batch(str(samples), "--out", str(out), "-j", "1") == EXIT_OK
+    assert batch(str(samples), "--out", str(out), "-j", "1") == ExitCode.OK
     assert "graded 1, kept 13" in capsys.readouterr().out
     after = read_csv(out)
     assert after["buggy_feeds_a0"]["percent"] == "100.00"
@@ -104,9 +105,9 @@ def test_regrade_grades_everything_again_and_keeps_history(tmp_path, capsys):
     for name in ("reference", "stub"):
         shutil.copytree(SUBMISSIONS / "lab1" / name, folder / name)
     out = tmp_path / "out"
-    assert batch(str(folder), "--out", str(out), "-j", "1") == EXIT_OK
+    assert batch(str(folder), "--out", str(out), "-j", "1") == ExitCode.OK
     first = read_csv(out)
-    assert batch(str(folder), "--out", str(out), "-j", "1", "--regrade") == EXIT_OK
+    assert batch(str(folder), "--out", str(out), "-j", "1", "--regrade") == ExitCode.OK
     assert "graded 2, kept 0" in capsys.readouterr().out
     second = read_csv(out)
     assert {k: v["score"] for k, v in first.items()} == {k: v["score"] for k, v in second.items()}
@@ -117,13 +118,13 @@ def test_regrade_grades_everything_again_and_keeps_history(tmp_path, capsys):
 
 def test_batch_usage_errors(tmp_path, capsys):
     assert main(["batch", str(tmp_path / "nope"), "--lab", "lab1", "--out",
-                 str(tmp_path / "o")]) == EXIT_USAGE
+                 str(tmp_path / "o")]) == ExitCode.USAGE
     assert "not a folder" in capsys.readouterr().err
     assert main(["batch", str(tmp_path), "--lab", "lab99", "--out",
-                 str(tmp_path / "o")]) == EXIT_USAGE
+                 str(tmp_path / "o")]) == ExitCode.USAGE
     assert "unknown lab 'lab99'" in capsys.readouterr().err
     assert main(["batch", str(tmp_path), "--lab", "lab1", "--out", str(tmp_path / "o"),
-                 "--executor", "dask"]) == EXIT_USAGE
+                 "--executor", "dask"]) == ExitCode.USAGE
     assert "--scheduler" in capsys.readouterr().err
     assert main(["batch", str(tmp_path), "--lab", "lab1", "--out", str(tmp_path / "o"),
-                 "--device", "cuda", *INPROCESS]) in (EXIT_GRADER, EXIT_OK)
+                 "--device", "cuda", *INPROCESS]) in (ExitCode.GRADER, ExitCode.OK)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rnngrade.cli import EXIT_OK, main
+from rnngrade.cli import main
+from rnngrade.errors import ExitCode
 from rnngrade.gradebook.entries import Entry, read_entry
 from rnngrade.gradebook.executors import GradingSpec, LocalPool, grade_payload
 from rnngrade.gradebook.synthetic import make_class, write_entry
@@ -34,7 +35,7 @@ def run_on_dask(folder: Path, out: Path) -> None:
                                   dashboard_address=None) as cluster:
         assert main(["batch", str(folder), "--lab", "lab1", "--out", str(out),
                      "--executor", "dask", "--scheduler", cluster.scheduler_address,
-                     "--quiet", *INPROCESS]) == EXIT_OK
+                     "--quiet", *INPROCESS]) == ExitCode.OK
     run = query(out, "SELECT executor, status FROM runs")[0]
     assert tuple(run) == ("dask", "finished")
     assert_csv_matches_gradebook(out)
@@ -59,7 +60,7 @@ def test_scores_are_identical_at_j1_j2_and_on_dask(tmp_path):
     outs = {name: tmp_path / name for name in ("j1", "j2", "dask")}
     for jobs in ("1", "2"):
         assert main(["batch", str(folder), "--lab", "lab1", "--out", str(outs[f"j{jobs}"]),
-                     "-j", jobs, "--quiet", *INPROCESS]) == EXIT_OK
+                     "-j", jobs, "--quiet", *INPROCESS]) == ExitCode.OK
     run_on_dask(folder, outs["dask"])
     reference = scores(outs["j1"])
     assert len(reference) == 30 and any(v[1] == "load_error" for v in reference.values())

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rnngrade.cli import EXIT_OK, main
+from rnngrade.cli import main
+from rnngrade.errors import ExitCode
 from rnngrade.gradebook.store import FILENAME
 from rnngrade.gradebook.synthetic import make_class
 from rnngrade.grading.engine import grade
@@ -93,7 +94,7 @@ def check_killed_and_resumed(tmp_path: Path, n: int, jobs: int, expected: dict) 
         assert (out / "students" / student / "results.json").exists()
 
     assert main(["batch", str(folder), "--lab", "lab1", "--out", str(out), "-j", str(jobs),
-                 "--quiet", *INPROCESS]) == EXIT_OK
+                 "--quiet", *INPROCESS]) == ExitCode.OK
     assert_one_current_result_each(out, students)
     assert len(query(out, "SELECT id FROM results")) == n  # every entry graded exactly once
     assert len(query(out, "SELECT id FROM students")) == n
@@ -125,7 +126,7 @@ def test_sigkill_halfway_then_resume_200_submissions(tmp_path):
 
     def from_an_uninterrupted_batch(samples: list) -> dict:
         assert main(["batch", str(tmp_path / "class"), "--lab", "lab1", "--out",
-                     str(reference), "-j", "2", "--quiet", *INPROCESS]) == EXIT_OK
+                     str(reference), "-j", "2", "--quiet", *INPROCESS]) == ExitCode.OK
         return {s: (float(g["score"]), g["status"]) for s, g in read_csv(reference).items()}
 
     check_killed_and_resumed(tmp_path, 200, 2, from_an_uninterrupted_batch)

@@ -3,6 +3,7 @@ trusted values whose key cannot confuse two computations."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import torch
 from rnngrade.gradebook.synthetic import make_class
 from rnngrade.grading.engine import Grader, grade_isolated
 from rnngrade.grading.memo import ExpectationMemo
+from rnngrade.grading.session import report_sections
 from rnngrade.paths import course_root
 
 SUBMISSIONS = course_root() / "fixtures" / "submissions"
@@ -66,9 +68,9 @@ def test_nothing_leaks_from_one_submission_into_the_next(grader, tmp_path):
     noisy = tmp_path / "rnn.py"
     noisy.write_text((reference / "rnn.py").read_text() + "\nprint('hello ' * 10000)\n")
     assert grader.grade(noisy).score == grader.rubric.max_points
-    item = grader._items[0]
+    item = grader._session.items[0]
     assert item.user_properties == [] or len(item.user_properties) < 5
-    assert len(item._report_sections) <= 3
+    assert len(report_sections(item)) <= 3
 
 
 def test_memo_key_sees_closures_arguments_and_code():
@@ -164,3 +166,12 @@ def test_memory_stays_flat_over_many_submissions(tmp_path):
                 grader.grade(sample.path)
         grown = _rss_mib() - start
     assert grown < 40, f"RSS grew by {grown:.0f} MiB over {5 * len(samples)} submissions"
+
+
+def test_only_the_session_driver_touches_pytest_internals():
+    package = Path(__file__).resolve().parents[2] / "graders" / "rnngrade"
+    private = re.compile(r"\b_pytest\b|\._report_sections\b|\._do_configure\b|"
+                         r"\._ensure_unconfigure\b|\b_prepareconfig\b")
+    users = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
+                   if private.search(p.read_text()))
+    assert users == ["grading/session.py"]

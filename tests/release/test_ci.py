@@ -22,8 +22,9 @@ from rnngrade.ci.run import (
     pr_number,
 )
 from rnngrade.ci.run import run_ci as ci_run
-from rnngrade.cli import EXIT_GITHUB, EXIT_OK, main
+from rnngrade.cli import main
 from rnngrade.diagnosis.mutants import strip_markers
+from rnngrade.errors import ExitCode
 from rnngrade.labs import get_lab
 
 from ..conftest import SUBMISSIONS
@@ -62,7 +63,7 @@ def run_ci(checkout: Path, out: Path, *extra: str) -> int:
 def test_first_run_creates_the_comment_and_the_second_updates_it(github, ci_env, checkout,
                                                                   tmp_path):
     github.files = ["README.md", "assignments/lab1/rnn.py", "notes.txt"]
-    assert run_ci(checkout, tmp_path / "out1") == EXIT_OK
+    assert run_ci(checkout, tmp_path / "out1") == ExitCode.OK
     assert len(github.comments) == 1 and len(github.seen("POST")) == 1
     first = github.comments[0]
     assert first["body"].startswith(MARKER) and "lab1 — RNN forward" in first["body"]
@@ -74,7 +75,7 @@ def test_first_run_creates_the_comment_and_the_second_updates_it(github, ci_env,
     (checkout / "assignments" / "lab1" / "rnn.py").write_text(
         strip_markers(LAB1.solution_path().read_text()))
     github.comments.insert(0, {"id": 5, "body": "nice work!", "user": {"login": "teacher"}})
-    assert run_ci(checkout, tmp_path / "out2") == EXIT_OK
+    assert run_ci(checkout, tmp_path / "out2") == ExitCode.OK
     assert len(github.seen("POST")) == 1 and len(github.seen("PATCH")) == 1
     assert github.seen("PATCH")[0][1].endswith(f"/issues/comments/{first['id']}")
     assert [c["id"] for c in github.comments] == [5, first["id"]]
@@ -108,7 +109,7 @@ def test_server_errors_are_retried(github, ci_env, checkout, tmp_path):
     github.files = ["assignments/lab1/rnn.py"]
     github.failures = {"GET /repos/course/alice-labs/pulls/7/files": [500, 502],
                        "POST /repos/course/alice-labs/issues/7/comments": [503]}
-    assert run_ci(checkout, tmp_path / "out") == EXIT_OK
+    assert run_ci(checkout, tmp_path / "out") == ExitCode.OK
     assert len(github.seen("GET", "/files")) == 3 and len(github.seen("POST")) == 2
     assert len(github.comments) == 1
 
@@ -131,7 +132,7 @@ def test_a_server_that_keeps_failing_ends_after_a_bounded_number_of_tries(github
 def test_refused_tokens_fail_clearly_without_retrying(github, ci_env, checkout, tmp_path,
                                                       capsys, status, words):
     github.always = {"GET /repos/course/alice-labs/pulls/7/files": status}
-    assert run_ci(checkout, tmp_path / "out") == EXIT_GITHUB
+    assert run_ci(checkout, tmp_path / "out") == ExitCode.GITHUB
     err = capsys.readouterr().err
     assert all(w in err for w in words), err
     assert "ghs_secret" not in err
@@ -145,7 +146,7 @@ def test_a_refused_comment_still_leaves_the_summary_and_reports(github, ci_env, 
     options = CiOptions.from_env(os.environ, submission=checkout, out=tmp_path / "out",
                                  inprocess=True, device="cpu")
     errors: list[str] = []
-    assert ci_run(options, say=lambda _: None, warn=errors.append) == EXIT_GITHUB
+    assert ci_run(options, say=lambda _: None, warn=errors.append) == ExitCode.GITHUB
     assert len(errors) == 1 and "pull-requests: write" in errors[0]
     assert "lab1 — RNN forward" in Path(ci_env["GITHUB_STEP_SUMMARY"]).read_text()
     assert (tmp_path / "out" / "lab1" / "results.json").exists()
@@ -156,7 +157,7 @@ def test_a_marker_in_a_comment_by_the_student_is_not_taken_over(github, ci_env, 
     github.files = ["assignments/lab1/rnn.py"]
     github.comments = [{"id": 1, "body": f"{MARKER} 24/24 trust me",
                         "user": {"login": "alice"}}]
-    assert run_ci(checkout, tmp_path / "out") == EXIT_OK
+    assert run_ci(checkout, tmp_path / "out") == ExitCode.OK
     assert github.comments[0]["body"] == f"{MARKER} 24/24 trust me"
     assert len(github.comments) == 2 and not github.seen("PATCH")
 
@@ -164,13 +165,13 @@ def test_a_marker_in_a_comment_by_the_student_is_not_taken_over(github, ci_env, 
 def test_a_pull_request_without_lab_files_grades_nothing_and_posts_nothing(
         github, ci_env, checkout, tmp_path, capsys):
     github.files = ["README.md", "fixtures/public/lab1.npz"]
-    assert run_ci(checkout, tmp_path / "out") == EXIT_OK
+    assert run_ci(checkout, tmp_path / "out") == ExitCode.OK
     assert not github.comments and "no lab to grade" in capsys.readouterr().out
     assert "changes no lab" in (tmp_path / "out" / "pr_comment.md").read_text()
 
 
 def test_labs_given_on_the_command_line_skip_the_files_api(github, ci_env, checkout, tmp_path):
-    assert run_ci(checkout, tmp_path / "out", "--lab", "lab1", "--no-comment") == EXIT_OK
+    assert run_ci(checkout, tmp_path / "out", "--lab", "lab1", "--no-comment") == ExitCode.OK
     assert not github.seen("GET", "/files") and not github.comments
     assert "for the labs asked for" in (tmp_path / "out" / "pr_comment.md").read_text()
 
@@ -184,7 +185,7 @@ def test_without_a_token_the_lab_comes_from_the_branch_name(tmp_path, checkout, 
                                                   "head": {"ref": "Lab1-final", "sha": "ab"}}}))
     code = main(["ci", "--submission", str(checkout), "--out", str(tmp_path / "out"),
                  "--event", str(event), "--inprocess", "--device", "cpu"])
-    assert code == EXIT_OK
+    assert code == ExitCode.OK
     out = capsys.readouterr().out
     assert "lab1: " in out and "no comment posted" in out
     assert "named in the pull request's title or branch" in \

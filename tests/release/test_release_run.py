@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from rnngrade.cli import EXIT_OK, EXIT_USAGE, main
+from rnngrade.cli import main
 from rnngrade.diagnosis.mutants import strip_markers
+from rnngrade.errors import ExitCode
 from rnngrade.labs import get_lab
 from rnngrade.release import ReleaseError, build_release
 from rnngrade.release.build import MANIFEST, TORCH_VERSION, public_points, workflow
@@ -150,11 +151,11 @@ def test_a_folder_that_is_not_a_release_is_refused(tmp_path):
 
 def test_the_command_line_releases_the_labs_asked_for(tmp_path, capsys):
     assert main(["release", "--out", str(tmp_path / "r"), "--lab", "lab1",
-                 "--torch-version", "2.13.0"]) == EXIT_OK
+                 "--torch-version", "2.13.0"]) == ExitCode.OK
     assert "released lab1 into" in capsys.readouterr().out
     assert [p.name for p in (tmp_path / "r" / "assignments").iterdir()] == ["lab1"]
     assert not (tmp_path / "r" / ".github" / "workflows" / "grading.yml").exists()
-    assert main(["release", "--out", str(tmp_path / "x"), "--lab", "lab99"]) == EXIT_USAGE
+    assert main(["release", "--out", str(tmp_path / "x"), "--lab", "lab99"]) == ExitCode.USAGE
 
 
 def test_without_a_torch_lab_nothing_installs_torch():

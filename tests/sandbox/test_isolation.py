@@ -204,7 +204,8 @@ def test_rnngrade_grade_says_why_it_cannot_sandbox_and_what_to_do(sandbox_availa
                                                                    monkeypatch, tmp_path,
                                                                    capsys):
     """No traceback: the reason, the way out (--inprocess, for trusted code), exit code 4."""
-    from rnngrade.cli import EXIT_GRADER, main
+    from rnngrade.cli import main
+    from rnngrade.errors import ExitCode
     from rnngrade.paths import course_root
     from rnngrade.sandbox import SandboxRunner
 
@@ -213,6 +214,6 @@ def test_rnngrade_grade_says_why_it_cannot_sandbox_and_what_to_do(sandbox_availa
     code = main(["grade", str(submission), "--lab", "lab1", "--out", str(tmp_path / "out"),
                  "--device", "cpu"])
     err = capsys.readouterr().err
-    assert code == EXIT_GRADER
+    assert code == ExitCode.GRADER
     assert "refusing to run student code" in err and "--inprocess" in err
     assert "Traceback" not in err

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
+from rnngrade.errors import GraderError
+
 BEGIN = re.compile(r"^(?P<indent>[ \t]*)# BEGIN SOLUTION[ \t]*$")
 END = re.compile(r"^[ \t]*# END SOLUTION[ \t]*$")
 
@@ -14,7 +16,7 @@ STUB_HEADER = (
 )
 
 
-class MarkerError(ValueError):
+class MarkerError(GraderError, ValueError):
     """Unbalanced or misplaced solution markers."""
 
 

@@ -19,9 +19,10 @@ import tempfile
 from pathlib import Path
 
 from rnngrade.checks.plugin import find_course_root, lab_of
+from rnngrade.errors import ExitCode
 from rnngrade.submission.notebook import NotebookError, notebook_source
 
-EXIT_NO_TESTS = 4
+EXIT_NO_TESTS = ExitCode.GRADER  # no public tests or no notebook: nothing could run
 _STUDENT_MODULE = re.compile(r"^STUDENT_MODULE\s*=\s*['\"](\w+)['\"]", re.MULTILINE)
 CONFTEST = '"""Written by rnngrade.checks.notebook_tests."""\n\npytest_plugins = ' \
            '["rnngrade.checks.plugin"]\n'

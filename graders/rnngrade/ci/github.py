@@ -18,13 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rnngrade import __version__
+from rnngrade.errors import ExitCode, RnngradeError
 
 MARKER = "<!-- rnngrade:feedback -->"
 MAX_PAGES = 30  # GitHub lists at most 3000 files of a pull request: 30 pages of 100
 
 
-class GitHubError(RuntimeError):
+class GitHubError(RnngradeError):
     """A GitHub API call failed."""
+
+    exit_code = ExitCode.GITHUB
 
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import sys
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,10 +23,10 @@ from typing import Any
 
 from rnngrade.ci.comment import render_pr_comment
 from rnngrade.ci.github import MARKER, GitHubClient, GitHubError
+from rnngrade.errors import ExitCode, GraderError, error_line
 from rnngrade.labs import LABS, Lab, get_lab
-from rnngrade.results.model import GradeResult
+from rnngrade.results.model import GradeResult, Status
 
-EXIT_OK, EXIT_USAGE, EXIT_GRADER, EXIT_GITHUB = 0, 2, 4, 5
 _LAB_PATH = re.compile(r"^assignments/(lab\d+)/")
 _LAB_WORD = re.compile(r"(?<![a-z0-9])lab[\s_-]?(\d+)(?!\d)", re.IGNORECASE)
 
@@ -46,6 +47,7 @@ class CiOptions:
     api_url: str = "https://api.github.com"
     summary_path: Path | None = None
     comment: bool = True
+    budget: float | None = None  # seconds for one lab's submission (None: the lab's)
     retries: int = 4
     backoff: float = 1.0
 
@@ -158,7 +160,8 @@ def grade_lab(lab: Lab, options: CiOptions) -> GradeResult:
     from rnngrade.results.render import write_reports
 
     path, notes = choose_submission(lab, options.submission)
-    result = grade(path, lab.name, device=options.device, inprocess=options.inprocess)
+    result = grade(path, lab.name, device=options.device, inprocess=options.inprocess,
+                   budget=options.budget)
     result.notes = notes + result.notes
     write_reports(result, options.out / lab.name)
     return result
@@ -171,8 +174,6 @@ def _stderr(text: str) -> None:
 def run_ci(options: CiOptions, say: Callable[[str], None] = print,
            warn: Callable[[str], None] = _stderr) -> int:
     """Grade, write reports, job summary and comment body, post the comment; the exit code."""
-    from rnngrade.grading.engine import GradingError
-
     event = read_event(options.event_path)
     number = options.pr if options.pr is not None else pr_number(event)
     sha = ((event.get("pull_request") or {}).get("head") or {}).get("sha", "")
@@ -185,10 +186,10 @@ def run_ci(options: CiOptions, say: Callable[[str], None] = print,
         labs, source = choose_labs(options, event, client, number)
     except GitHubError as exc:
         warn(f"rnngrade ci: cannot list the files of pull request #{number}: {exc}")
-        return EXIT_GITHUB
+        return ExitCode.GITHUB
     results: list[GradeResult] = []
     problems: list[tuple[str, str]] = []
-    code = EXIT_OK
+    code = ExitCode.OK
     for name in labs:
         lab = get_lab(name)
         if not (lab.suite_dir() / "rubric.yaml").exists():
@@ -196,10 +197,21 @@ def run_ci(options: CiOptions, say: Callable[[str], None] = print,
             continue
         try:
             result = grade_lab(lab, options)
-        except GradingError as exc:
-            problems.append((name, "the grader could not run; your instructor has been told"))
-            warn(f"rnngrade ci: {name}: the grader cannot run: {exc}")
-            code = EXIT_GRADER
+        except Exception as exc:  # noqa: BLE001 - the grader or a renderer failed: never exit 1
+            problems.append((name, GraderError.STUDENT_MESSAGE))
+            if not isinstance(exc, GraderError):
+                warn(traceback.format_exc().rstrip())
+            warn(f"rnngrade ci: {name}: {error_line(GraderError(str(exc)))}")
+            code = ExitCode.GRADER
+            continue
+        if result.status == Status.GRADER_ERROR:  # reports written; the comment says why
+            problems.append((name, GraderError.STUDENT_MESSAGE))
+            detail = result.grader_detail.strip()
+            if "\n" in detail:
+                warn(detail)
+            first = (detail.splitlines() or [""])[0]
+            warn(f"rnngrade ci: {name}: {error_line(GraderError(first))}")
+            code = ExitCode.GRADER
             continue
         results.append(result)
         say(f"{name}: {result.score:g}/{result.max_score:g}"
@@ -224,7 +236,7 @@ def run_ci(options: CiOptions, say: Callable[[str], None] = print,
         action, comment = client.upsert_comment(number, body, not_by=author)
     except GitHubError as exc:  # GitHubAuthError included: its message says what to fix
         warn(f"rnngrade ci: cannot comment on pull request #{number}: {exc}")
-        return EXIT_GITHUB
+        return ExitCode.GITHUB
     say(f"{action} the feedback comment on pull request #{number}: "
         f"{(comment or {}).get('html_url', '')}".rstrip(": "))
     return code
@@ -238,11 +250,12 @@ def main_from_args(args: Any, environ: Mapping[str, str] | None = None) -> int:
         os.environ if environ is None else environ, submission=args.submission,
         labs=args.lab, out=args.out, device=args.device, inprocess=args.inprocess,
         token=args.token, event_path=args.event, repo=args.repo, pr=args.pr,
-        api_url=args.api_url, summary_path=args.summary, comment=not args.no_comment)
+        api_url=args.api_url, summary_path=args.summary, comment=not args.no_comment,
+        budget=getattr(args, "budget", None))
     try:
         for name in options.labs:
             get_lab(name)
     except UnknownLabError as exc:
         _stderr(f"rnngrade: {exc}")
-        return EXIT_USAGE
+        return ExitCode.USAGE
     return run_ci(options)

@@ -14,6 +14,8 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rnngrade.errors import MutantError
+
 SOLUTION_MARKER = re.compile(r"^[ \t]*# (BEGIN|END) SOLUTION[ \t]*\n", re.MULTILINE)
 
 
@@ -40,7 +42,7 @@ class Mutant:
         for old, new in self.edits:
             count = source.count(old)
             if count != 1:
-                raise ValueError(
+                raise MutantError(
                     f"mutant {self.name!r}: edit target occurs {count} times in the reference "
                     f"(must be exactly once): {old!r}"
                 )
@@ -63,15 +65,21 @@ def load_source_as_module(source: str, name: str, filename: str = "<mutant>") ->
 
 
 def load_mutant_table(path: Path) -> list[Mutant]:
-    """Load ``MUTANTS`` from a suite's ``mutants.py``."""
+    """Load ``MUTANTS`` from a suite's ``mutants.py`` (read afresh on every call)."""
     spec = importlib.util.spec_from_file_location(f"_rnngrade_mutants_{path.parent.name}", path)
     if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load mutants from {path}")
+        raise MutantError(f"cannot load mutants from {path}")
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)
-    spec.loader.exec_module(module)
+    sys.modules[spec.name] = module  # only while it runs: dataclasses look their module up
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - any failure of the table is the course's
+        raise MutantError(f"{path}: the mutant table does not load: {type(exc).__name__}: {exc}"
+                          ) from exc
+    finally:
+        sys.modules.pop(spec.name, None)
     mutants = list(module.MUTANTS)
     names = [m.name for m in mutants]
     if len(set(names)) != len(names):
-        raise ValueError(f"{path}: duplicate mutant names {sorted(names)}")
+        raise MutantError(f"{path}: duplicate mutant names {sorted(names)}")
     return mutants

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rnngrade.errors import GraderError, UsageError
 from rnngrade.gradebook.entries import Entry, EntryError, Payload, discover, read_entry
 from rnngrade.gradebook.executors import (
     DaskExecutor,
@@ -34,26 +35,29 @@ from rnngrade.gradebook.store import (
     ERROR,
     FILENAME,
     GRADED,
+    GRADER_ERROR,
     LOAD_ERROR,
+    RETRIED,
     Current,
     Gradebook,
     Recorded,
 )
-from rnngrade.grading.engine import GradingError, not_graded, resolve_device
-from rnngrade.grading.rubric import Rubric, RubricError, load_rubric
+from rnngrade.grading.devices import resolve_device
+from rnngrade.grading.rubric import Rubric, load_rubric
+from rnngrade.grading.scoring import grader_failed, not_graded
 from rnngrade.labs import Lab, get_lab
-from rnngrade.results.model import GradeResult
+from rnngrade.results.model import GradeResult, Status
 from rnngrade.results.render import write_reports
 
 DEFAULT_TIMEOUT = 900.0  # seconds for one whole submission (the sandbox limits every call)
 REPORTS = ("results.json", "feedback.html", "feedback.md")
 
 
-class BatchError(RuntimeError):
+class BatchError(UsageError):
     """The batch cannot run (bad arguments, a locked gradebook)."""
 
 
-class GraderFailure(BatchError):
+class GraderFailure(GraderError):
     """The grader itself cannot grade (a broken suite or rubric, an unusable device)."""
 
 
@@ -68,6 +72,7 @@ class BatchOptions:
     device: str = "auto"
     inprocess: bool = False
     timeout: float | None = DEFAULT_TIMEOUT
+    budget: float | None = None  # seconds of student code per submission (None: the lab's)
 
 
 @dataclass
@@ -93,6 +98,7 @@ class BatchReport:
     graded: int = 0
     skipped: int = 0
     errors: int = 0
+    grader_errors: int = 0  # students not graded because trusted code failed on them
     seconds: float = 0.0
     workers: int = 0
     executor: str = "local"
@@ -144,12 +150,14 @@ def unchanged(current: Current | None, sha256: str, version: str, device: str,
     the grader could not finish are retried)."""
     return (current is not None and current.sha256 == sha256
             and current.grader_version == version and current.device == device
-            and current.isolation == isolation and current.status != ERROR)
+            and current.isolation == isolation and current.status not in RETRIED)
 
 
 def note(result: GradeResult, mistakes: set[str]) -> str:
     """A short line about a result for the final table: why it was not graded, or the known
     mistakes diagnosed in it, or how many tests lost points."""
+    if result.status == Status.GRADER_ERROR:
+        return "not graded: grader error (see its results.json); graded again next run"
     if result.error:
         return result.error.splitlines()[0][:160]
     diagnoses = [d.split(": ", 1)[0] for t in result.tests for d in t.diagnosis]
@@ -171,7 +179,7 @@ def _check(sources: list[Path], options: BatchOptions) -> tuple[Lab, Rubric, str
     try:
         rubric = load_rubric(rubric_path)
         device = resolve_device(options.device)
-    except (RubricError, GradingError) as exc:
+    except GraderError as exc:
         raise GraderFailure(str(exc)) from exc
     if options.executor not in ("local", "dask"):
         raise BatchError(f"unknown executor {options.executor!r}; choose local or dask")
@@ -200,7 +208,7 @@ def run_batch(sources: list[Path], options: BatchOptions,
     isolation = "inprocess" if options.inprocess else "sandbox"
     mistakes = mutant_names(lab.name)
     version = grader_version(lab.name)
-    spec = GradingSpec(lab.name, device, options.inprocess)
+    spec = GradingSpec(lab.name, device, options.inprocess, options.budget)
 
     lock = _Lock(out)
     book = Gradebook(out / FILENAME)
@@ -247,6 +255,7 @@ def run_batch(sources: list[Path], options: BatchOptions,
             book.record(run_id, item, version, isolation)
             report.graded += 1
             report.errors += item.status != GRADED
+            report.grader_errors += item.status == GRADER_ERROR
             report.rows.append(Row(entry.student, item.status, item.result.score,
                                    item.result.max_score, item.result.execution_time,
                                    note(item.result, mistakes)))
@@ -258,7 +267,7 @@ def run_batch(sources: list[Path], options: BatchOptions,
         report.status = "finished"
     except GraderBroken as exc:
         report.status = "failed"
-        raise GraderFailure(f"the grader is broken: {exc}") from exc
+        raise GraderFailure(str(exc)) from exc
     finally:
         if outcomes is not None:
             outcomes.close()  # stops the workers now, even on an exception
@@ -318,7 +327,11 @@ def _recorded(entry: Entry, payload: Payload | None, outcome: dict, lab: Lab, ru
     size = payload.size if payload is not None else 0
     if "result" in outcome:
         result = GradeResult.from_dict(outcome["result"])
-        status = GRADED if result.status == "graded" else LOAD_ERROR
+        status = {Status.GRADED: GRADED, Status.LOAD_ERROR: LOAD_ERROR,
+                  Status.GRADER_ERROR: GRADER_ERROR}[result.status]
+    elif outcome.get("status") == GRADER_ERROR:
+        status = GRADER_ERROR
+        result = grader_failed(lab, rubric, entry.path.name, device, outcome.get("detail", ""))
     else:
         status = outcome.get("status", ERROR)
         message = ("not graded: the submission could not be loaded" if status == LOAD_ERROR

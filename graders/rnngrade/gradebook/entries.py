@@ -21,13 +21,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from rnngrade.errors import SubmissionError
+
 SUBMISSION_SUFFIXES = (".py", ".ipynb", ".zip")
 IGNORED_NAMES = frozenset({"__pycache__", "__MACOSX", "Thumbs.db"})
 MAX_ENTRY_BYTES = 50 * 1024 * 1024
 MAX_ENTRY_FILES = 2000
 
 
-class EntryError(ValueError):
+class EntryError(SubmissionError, ValueError):
     """An entry that cannot be read at all (too large, unreadable, not a file or folder)."""
 
 

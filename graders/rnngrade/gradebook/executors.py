@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import hashlib
 import multiprocessing
 import os
 import signal
@@ -24,11 +23,10 @@ import time
 import traceback
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
-from functools import cache
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from rnngrade import __version__
+from rnngrade.errors import GraderError, RnngradeError
 
 Task = tuple[str, dict]  # (key, Payload.to_wire())
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
@@ -42,38 +40,22 @@ class GradingSpec:
     lab: str
     device: str  # resolved: cpu | cuda
     inprocess: bool
+    budget: float | None = None  # seconds for one whole submission (None: the lab's)
 
     def to_wire(self) -> dict:
         return asdict(self)
 
 
-class GraderBroken(RuntimeError):
+class GraderBroken(GraderError):
     """The grader cannot grade anything (reported by a worker as a 'fatal' outcome)."""
 
 
-@cache
-def suite_digest(lab_name: str) -> str:
-    """SHA-256 over the lab's hidden suite (its source and data files) and reference solution."""
-    from rnngrade.labs import get_lab
-    from rnngrade.paths import course_root
-
-    lab = get_lab(lab_name)
-    root = course_root()
-    h = hashlib.sha256()
-    files = sorted(p for p in lab.suite_dir().rglob("*")
-                   if p.is_file() and p.suffix in (".py", ".yaml", ".yml", ".json", ".npz")
-                   and "__pycache__" not in p.parts)
-    for path in [*files, lab.solution_path()]:
-        if path.exists():
-            h.update(path.relative_to(root).as_posix().encode() + b"\0")
-            h.update(path.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
 def grader_version(lab_name: str) -> str:
-    """The version a gradebook records: the package version and the suite's digest. A result
-    graded under another version is regraded."""
-    return f"{__version__}+suite.{suite_digest(lab_name)[:12]}"
+    """The version a gradebook records: the package version and the digest of the lab's course
+    files (``LabAssets``), read afresh. A result graded under another version is regraded."""
+    from rnngrade.grading.lab_assets import grader_version_of, lab_digest
+
+    return grader_version_of(lab_digest(lab_name))
 
 
 # ---------------------------------------------------------------------- the worker side
@@ -94,8 +76,7 @@ def single_threaded() -> None:
 def grade_payload(spec: dict, payload: dict) -> dict:
     """Grade one shipped entry with this process's long-lived grader (runs on a worker)."""
     from rnngrade.gradebook.entries import EntryError, Payload, Workspace
-    from rnngrade.grading.engine import GradingError, shared_grader
-    from rnngrade.grading.rubric import RubricError
+    from rnngrade.grading.engine import shared_grader
 
     started, cpu = time.perf_counter(), time.process_time()
     worker = f"{socket.gethostname()}:{os.getpid()}"
@@ -103,18 +84,17 @@ def grade_payload(spec: dict, payload: dict) -> dict:
         try:
             grader = shared_grader(spec["lab"], device=spec["device"],
                                    inprocess=spec["inprocess"])
-            version = grader_version(spec["lab"])
-            with Workspace(Payload.from_wire(payload)) as path:
-                result = grader.grade(path)
-        except (GradingError, RubricError) as exc:
+        except RnngradeError as exc:  # a broken grader or a spec this worker cannot serve
             return {"fatal": f"{type(exc).__name__}: {exc}", "worker": worker}
+        try:
+            with Workspace(Payload.from_wire(payload)) as path:
+                result = grader.grade(path, budget=spec.get("budget"))
         except EntryError as exc:
             return {"error": str(exc), "status": "error", "worker": worker}
         except Exception as exc:  # noqa: BLE001 - one broken submission never stops a batch
-            where = "".join(traceback.format_exception(exc)[-3:])
-            return {"error": f"the grader failed on this submission: {exc!r}",
-                    "status": "error", "worker": worker, "detail": where[-2000:]}
-    return {"result": result.to_dict(), "worker": worker, "grader_version": version,
+            return {"error": GraderError.STUDENT_MESSAGE, "status": "grader_error",
+                    "worker": worker, "detail": "".join(traceback.format_exception(exc))[-8000:]}
+    return {"result": result.to_dict(), "worker": worker, "grader_version": result.grader_version,
             "seconds": round(time.perf_counter() - started, 4),
             "cpu_seconds": round(time.process_time() - cpu, 4)}
 
@@ -123,12 +103,11 @@ def _worker_main(conn: Connection, spec: dict) -> None:
     """A local grading process: build the grader, then grade what the coordinator sends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's business
     single_threaded()
-    from rnngrade.grading.engine import GradingError, shared_grader
-    from rnngrade.grading.rubric import RubricError
+    from rnngrade.grading.engine import shared_grader
 
     try:
         shared_grader(spec["lab"], device=spec["device"], inprocess=spec["inprocess"])
-    except (GradingError, RubricError) as exc:
+    except RnngradeError as exc:
         conn.send(("fatal", f"{type(exc).__name__}: {exc}"))
         return
     gc.freeze()  # torch, pytest and the collected suite live as long as the process

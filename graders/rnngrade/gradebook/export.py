@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnngrade.diagnosis.mutants import load_mutant_table
-from rnngrade.gradebook.store import ERROR, GRADED, LOAD_ERROR, TIMEOUT, Gradebook
+from rnngrade.gradebook.store import ERROR, GRADED, GRADER_ERROR, LOAD_ERROR, TIMEOUT, Gradebook
 from rnngrade.labs import get_lab
 from rnngrade.results.render import render
 
 CSV_COLUMNS = ("student_id", "lab", "score", "max_score", "percent", "graded_at",
                "submission_sha256", "status")
 STATUS_TEXT = {LOAD_ERROR: "could not be loaded", ERROR: "grader error", TIMEOUT: "timed out",
-               GRADED: "graded"}
+               GRADED: "graded", GRADER_ERROR: "not graded: grader error (graded again next run)"}
 
 
 def write_atomic(path: Path, text: str) -> Path:
@@ -46,9 +46,10 @@ def grades_csv(book: Gradebook, lab: str) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for row in book.current_rows(lab):
-        writer.writerow([row["student_id"], row["lab"], _num(row["score"]),
-                         _num(row["max_score"]), f"{row['percent']:.2f}", row["graded_at"],
-                         row["sha256"], row["status"]])
+        scored = row["status"] != GRADER_ERROR  # not graded: no score, not even 0
+        writer.writerow([row["student_id"], row["lab"], _num(row["score"]) if scored else "",
+                         _num(row["max_score"]), f"{row['percent']:.2f}" if scored else "",
+                         row["graded_at"], row["sha256"], row["status"]])
     return out.getvalue()
 
 

@@ -23,15 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rnngrade.results.model import GradeResult
+from rnngrade.results.model import GradeResult, Status
 
 SCHEMA_VERSION = 1
 FILENAME = "gradebook.sqlite"
 
 # Statuses of a result: graded; load_error (the submission could not be loaded: an empty folder,
 # a corrupt zip, a file of another type); error (the grader could not finish it: its process
-# died); timeout (the whole submission ran past the batch's limit).
+# died); timeout (the whole submission ran past the batch's limit); grader_error (trusted code
+# failed on it: not graded, no score, graded again by the next run).
 GRADED, LOAD_ERROR, ERROR, TIMEOUT = "graded", "load_error", "error", "timeout"
+GRADER_ERROR = Status.GRADER_ERROR.value
+RETRIED = frozenset({ERROR, GRADER_ERROR})  # a later run grades these again even if unchanged
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

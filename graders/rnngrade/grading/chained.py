@@ -28,6 +28,7 @@ from rnngrade.checks.gradcheck import (
 )
 from rnngrade.checks.structure import compare_tree
 from rnngrade.checks.tolerance import Tolerance, tolerance_for
+from rnngrade.errors import GraderError
 from rnngrade.runner.base import (
     EXCEPTION,
     MISSING_FUNCTION,
@@ -54,10 +55,11 @@ def add_note(text: str) -> None:
 
 
 def reference_module(lab: str) -> Any:
-    """The lab's reference solution, loaded on the trusted side."""
-    from rnngrade.grading.plugin import reference_module as load
+    """The lab's reference solution, as the running session loaded it (trusted side)."""
+    from rnngrade.checks.plugin import current_item
+    from rnngrade.grading.plugin import LAB_ASSETS
 
-    return load(lab)
+    return current_item().config.stash[LAB_ASSETS](lab).reference
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,9 @@ def run_chained(student: Any, chain: Chain, args: tuple,
             raise
     try:
         return run(own)
-    except Exception as first:  # noqa: BLE001 - a failure, or the grader choking on one
+    except GraderError:
+        raise  # trusted code failed: the grader's fault, never retried away
+    except Exception as first:  # noqa: BLE001 - a failure, or a diagnosis choking on one
         if isinstance(first, StudentError) and first.kind not in _RETRIED:
             raise
         try:

@@ -28,6 +28,7 @@ from rnngrade.checks.structure import compare_tree, flatten
 from rnngrade.checks.tolerance import Tolerance, tolerance_for
 from rnngrade.diagnosis.heuristics import describe_wrongness
 from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.errors import SuiteError
 from rnngrade.grading.memo import ExpectationMemo
 from rnngrade.grading.precision import promote as promote_args
 from rnngrade.runner.base import EXCEPTION, StudentError
@@ -75,12 +76,18 @@ class Checker:
             self._diagnose_error(probe, args, exc)
             raise
         calls = list(self.student.calls)
-        if oracle is not None:
-            want = self._trusted("oracle", self._key(name, oracle, args), lambda: oracle(*args))
-        else:
-            want = self._trusted(
-                "reference", self._key(name, probe, args, promote),
-                lambda: probe(self.reference, *(promote_args(args) if promote else args)))
+        try:
+            if oracle is not None:
+                want = self._trusted("oracle", self._key(name, oracle, args),
+                                     lambda: oracle(*args))
+            else:
+                want = self._trusted(
+                    "reference", self._key(name, probe, args, promote),
+                    lambda: probe(self.reference, *(promote_args(args) if promote else args)))
+        except Exception as exc:  # noqa: BLE001 - the expected value is the grader's to give
+            role = "oracle" if oracle is not None else "reference"
+            raise SuiteError(f"check `{name}`: the {role} failed: {type(exc).__name__}: {exc}"
+                             ) from exc
         comparisons = compare_tree(got, want, tol, name, names, required)
         worst = max((c.ratio for c in comparisons), default=0.0)
         failed = [c for c in comparisons if not c.ok]

@@ -4,29 +4,29 @@ Registered by the course's root ``conftest.py``. Run a hidden suite directly as 
 ``pytest graders/suites/lab1`` (the student is then the reference solution) or
 ``pytest graders/suites/lab1 --submission path/to/rnn.py``; ``rnngrade grade`` runs the same suite
 with the submission behind a sandboxed runner.
+
+The reference and the mutants come from the session's ``LabAssets`` (``LAB_ASSETS`` in the
+config's stash): the grader's own when it drives the session, else built once per session here.
 """
 
 from __future__ import annotations
 
-from functools import cache
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from rnngrade.checks.plugin import STUDENT_PROVIDER, current_item, lab_of
-from rnngrade.diagnosis.mutants import (
-    Mutant,
-    load_mutant_table,
-    load_source_as_module,
-    strip_markers,
-)
 from rnngrade.grading.checker import Checker, CheckRecord
+from rnngrade.grading.lab_assets import LabAssets, load_lab_assets
 from rnngrade.grading.memo import EXPECTATION_MEMO
 from rnngrade.labs import get_lab
 from rnngrade.runner.inprocess import InProcessRunner
 from rnngrade.runner.proxy import ModuleProxy
 
 CHECK_KEY = "rnngrade_check"
+# A function of a lab name returning that lab's assets for this session.
+LAB_ASSETS = pytest.StashKey[Callable[[str], LabAssets]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -37,10 +37,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if LAB_ASSETS not in config.stash:
+        built: dict[str, LabAssets] = {}  # this session's, never shared with another
+
+        def assets(lab_name: str) -> LabAssets:
+            if lab_name not in built:
+                built[lab_name] = load_lab_assets(lab_name)
+            return built[lab_name]
+
+        config.stash[LAB_ASSETS] = assets
     if STUDENT_PROVIDER in config.stash:
         return  # the grader's session serves the student
     path = config.getoption("--submission", default=None)
     proxies: dict[str, ModuleProxy] = {}
+    lab_assets = config.stash[LAB_ASSETS]
 
     def provider(request: pytest.FixtureRequest) -> ModuleProxy | None:
         """Hidden suites run directly: the --submission in-process, else the reference."""
@@ -54,40 +64,21 @@ def pytest_configure(config: pytest.Config) -> None:
                 loaded = load_submission(Path(path), lab)
                 runner = InProcessRunner.from_source(loaded.source, loaded.filename)
             else:
-                runner = InProcessRunner(reference_module(lab.name))
+                runner = InProcessRunner(lab_assets(lab.name).reference)
             proxies[lab.name] = ModuleProxy(runner)
         return proxies[lab.name]
 
     config.stash[STUDENT_PROVIDER] = provider
 
 
-@cache
-def reference_module(lab_name: str):
-    lab = get_lab(lab_name)
-    source = lab.solution_path().read_text(encoding="utf-8")
-    return load_source_as_module(strip_markers(source), f"_reference_{lab_name}",
-                                 str(lab.solution_path()))
-
-
-@cache
-def lab_mutants(lab_name: str) -> tuple[tuple[Mutant, object], ...]:
-    lab = get_lab(lab_name)
-    path = lab.suite_dir() / "mutants.py"
-    if not path.exists():
-        return ()
-    source = lab.solution_path().read_text(encoding="utf-8")
-    return tuple(
-        (m, load_source_as_module(m.apply(source), f"_mutant_{lab_name}_{m.name}",
-                                  f"<mutant {m.name}>"))
-        for m in load_mutant_table(path)
-    )
+def _assets(item: pytest.Item) -> LabAssets:
+    return item.config.stash[LAB_ASSETS](lab_of(Path(item.path)))
 
 
 @pytest.fixture
 def reference() -> ModuleProxy:
     """The lab's reference solution (trusted, in this process)."""
-    return ModuleProxy(InProcessRunner(reference_module(lab_of(Path(current_item().path)))),
-                       "reference")
+    return ModuleProxy(InProcessRunner(_assets(current_item()).reference), "reference")
 
 
 @pytest.fixture
@@ -95,7 +86,7 @@ def check(student: ModuleProxy, reference: ModuleProxy) -> Checker:
     """Compare the student with the reference; diagnose failures with the lab's mutants."""
     item = current_item()
     mutants = [(m, ModuleProxy(InProcessRunner(module), m.name))
-               for m, module in lab_mutants(lab_of(Path(item.path)))]
+               for m, module in _assets(item).mutants]
 
     def record(entry: CheckRecord) -> None:
         item.user_properties.append((CHECK_KEY, entry.__dict__.copy()))

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
+from rnngrade.errors import RubricError
+
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 
-
-class RubricError(ValueError):
-    """The rubric is malformed or does not match the suite."""
+__all__ = ["VISIBILITIES", "Rubric", "RubricEntry", "RubricError", "load_rubric",
+           "parse_rubric"]
 
 
 @dataclass(frozen=True)
@@ -20,46 +22,76 @@ class RubricEntry:
     points: float
     title: str
     visibility: str
+    line: int = 0  # where the entry is written in rubric.yaml (0: unknown)
 
 
 @dataclass(frozen=True)
 class Rubric:
     lab: str
     entries: dict[str, RubricEntry]
+    path: Path | None = field(default=None, compare=False)
 
     @property
     def max_points(self) -> float:
         return sum(e.points for e in self.entries.values())
 
-    def check_matches(self, collected: set[str]) -> None:
-        """Every collected test has an entry and every entry a test."""
-        missing = sorted(collected - set(self.entries))
-        extra = sorted(set(self.entries) - collected)
+    def check_matches(self, collected: set[str] | dict[str, str]) -> None:
+        """Every collected test has an entry and every entry a test. ``collected`` may map
+        each test to where it is defined (``file:line``), to name it in the error."""
+        where = collected if isinstance(collected, dict) else {}
+        missing = sorted(set(collected) - set(self.entries))
+        extra = sorted(set(self.entries) - set(collected))
         problems = []
         if missing:
-            problems.append(f"tests without a rubric entry: {missing}")
+            problems.append("tests without a rubric entry: " + ", ".join(
+                f"{t} ({where[t]})" if where.get(t) else t for t in missing)
+                + (f" (add them to {self.path})" if self.path else ""))
         if extra:
-            problems.append(f"rubric entries without a test: {extra}")
+            problems.append("rubric entries without a test: " + ", ".join(
+                f"{t} ({self.path}:{self.entries[t].line})" if self.path and self.entries[t].line
+                else t for t in extra))
         if problems:
             raise RubricError(f"{self.lab}: " + "; ".join(problems))
 
 
 def load_rubric(path: Path) -> Rubric:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RubricError(f"cannot read rubric {path}: {exc}") from exc
+    return parse_rubric(text, path)
+
+
+def parse_rubric(text: str, path: Path) -> Rubric:
+    """The rubric written in ``text`` (read from ``path``); RubricError naming what is wrong."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
         raise RubricError(f"cannot read rubric {path}: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("tests"), dict):
         raise RubricError(f"{path}: expected a mapping with 'lab' and 'tests'")
     default_visibility = data.get("visibility", "after_published")
     entries = {}
     for test, spec in data["tests"].items():
+        line = _line_of(text, str(test))
+        at = f"{path}:{line}" if line else str(path)
         spec = spec or {}
+        if not isinstance(spec, dict):
+            raise RubricError(f"{at}: {test}: expected a mapping such as {{points: 1}}")
         visibility = spec.get("visibility", default_visibility)
         if visibility not in VISIBILITIES:
-            raise RubricError(f"{path}: {test}: visibility must be one of {VISIBILITIES}")
+            raise RubricError(f"{at}: {test}: visibility must be one of {VISIBILITIES}")
         points = spec.get("points")
-        if not isinstance(points, int | float) or points < 0:
-            raise RubricError(f"{path}: {test}: points must be a non-negative number")
-        entries[test] = RubricEntry(test, float(points), spec.get("title", test), visibility)
-    return Rubric(str(data.get("lab", path.parent.name)), entries)
+        if not isinstance(points, int | float) or isinstance(points, bool) or points < 0:
+            raise RubricError(f"{at}: {test}: points must be a non-negative number")
+        entries[str(test)] = RubricEntry(str(test), float(points), str(spec.get("title", test)),
+                                         visibility, line)
+    return Rubric(str(data.get("lab", path.parent.name)), entries, path)
+
+
+def _line_of(text: str, key: str) -> int:
+    pattern = re.compile(rf"^\s+['\"]?{re.escape(key)}['\"]?\s*:")
+    for number, line in enumerate(text.splitlines(), 1):
+        if pattern.match(line):
+            return number
+    return 0

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rnngrade import __version__
 from rnngrade.authoring.generate import notebook_for, stub_for, vectors_for
+from rnngrade.errors import ExitCode, RnngradeError
 from rnngrade.labs import Lab, available_labs
 from rnngrade.paths import course_root, templates_dir
 from rnngrade.release.audit import find_leaks
@@ -45,8 +46,10 @@ TORCH_LINE = '"torch==2.13.0"'  # as written in templates/workflows/*.yml
 SKIPPED_NAMES = ("__pycache__", ".ipynb_checkpoints", ".pytest_cache")
 
 
-class ReleaseError(RuntimeError):
+class ReleaseError(RnngradeError):
     """The release cannot be built, or failed its own checks."""
+
+    exit_code = ExitCode.FAILURES
 
 
 @dataclass

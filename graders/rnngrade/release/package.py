@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from rnngrade.errors import ExitCode, RnngradeError
+
 PACKAGE = "rnngrade"
 
 # Where the student side starts (``rnngrade.checks`` means every module of that package).
@@ -46,8 +48,10 @@ FORBIDDEN = (
 )
 
 
-class PackageError(RuntimeError):
+class PackageError(RnngradeError):
     """The student side would need a module of the trusted side, or a module is missing."""
+
+    exit_code = ExitCode.FAILURES
 
 
 def package_dir() -> Path:

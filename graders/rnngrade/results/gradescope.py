@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rnngrade.results.model import PASSED, GradeResult, TestResult
+from rnngrade.results.model import GradeResult, Outcome, TestResult
 
 
 def test_output(test: TestResult) -> str:
@@ -46,7 +46,7 @@ def to_gradescope(result: GradeResult) -> dict[str, Any]:
                 "test_id": test.name,
                 "score": test.score,
                 "max_score": test.max_score,
-                "status": "passed" if test.outcome == PASSED else "failed",
+                "status": "passed" if test.outcome == Outcome.PASSED else "failed",
                 "outcome": test.outcome,
                 "output": test_output(test),
                 "visibility": test.visibility,
@@ -68,6 +68,9 @@ def to_gradescope(result: GradeResult) -> dict[str, Any]:
         "protections": result.protections,
         "grader_version": result.grader_version,
         "graded_at": result.graded_at,
+        # Instructors only (Gradescope shows students none of the fields below "tests"): why
+        # the grader failed, with the traceback of an unexpected failure.
+        "grader_detail": result.grader_detail,
     }
 
 

@@ -1,12 +1,65 @@
-"""One data model for grading results; every report is rendered from it."""
+"""One data model for grading results; every report is rendered from it.
+
+Outcomes, statuses and failure kinds are ``str``-valued enums: they compare equal to, and
+serialise as, the plain strings that ``results.json``, the gradebook and the templates use.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from typing import Any
 
-# Outcomes of a test (our own, finer than Gradescope's passed/failed).
-PASSED, PARTIAL, FAILED, ERROR, SKIPPED = "passed", "partial", "failed", "error", "skipped"
+
+class _StrEnum(str, Enum):
+    """An enum whose members are their string values (in JSON, templates and f-strings)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Outcome(_StrEnum):
+    """The outcome of a test or one of its cases (finer than Gradescope's passed/failed)."""
+
+    PASSED = "passed"
+    PARTIAL = "partial"  # a test only: some of its cases passed
+    FAILED = "failed"
+    ERROR = "error"  # the student's code raised, timed out, ... or the test could not run
+    SKIPPED = "skipped"
+
+
+class Status(_StrEnum):
+    """What happened to a whole submission."""
+
+    GRADED = "graded"  # every test ran (whatever the score)
+    LOAD_ERROR = "load_error"  # the submission could not be loaded at all: the student's
+    GRADER_ERROR = "grader_error"  # trusted code failed: not graded, never the student's fault
+
+
+class FailureKind(_StrEnum):
+    """Why a case failed. The runner's kinds (``rnngrade.runner.base``) plus the grader's own."""
+
+    CHECK = "check"  # the student's value differs from the expected one
+    EXCEPTION = "exception"
+    NOT_IMPLEMENTED = "not_implemented"
+    MISSING_FUNCTION = "missing_function"
+    LOAD_ERROR = "load_error"
+    TIMEOUT = "timeout"
+    MEMORY = "memory"
+    CRASH = "crash"
+    EXIT = "exit"
+    PROTOCOL = "protocol"
+    OUTPUT_LIMIT = "output_limit"
+    UNUSABLE = "grader"  # the test could not use the student's value (kept: "grader" in JSON)
+    BUDGET = "budget"  # not run: the whole submission used its time budget
+    TRUSTED = "trusted"  # trusted code failed (a fixture, the reference): a grader error
+
+
+# The historical names, still imported by renderers and tests.
+PASSED, PARTIAL, FAILED, ERROR, SKIPPED = (Outcome.PASSED, Outcome.PARTIAL, Outcome.FAILED,
+                                           Outcome.ERROR, Outcome.SKIPPED)
+
+BUDGET_MESSAGE = "not run: the submission used its time budget"
 
 
 @dataclass
@@ -14,9 +67,9 @@ class CaseResult:
     """One parametrised case of a test."""
 
     case: str
-    outcome: str  # passed | failed | error | skipped
+    outcome: Outcome
     message: str = ""
-    kind: str = ""  # "check" or a StudentError kind (not_implemented, timeout, ...)
+    kind: str = ""  # a FailureKind value ("" when the case passed or was skipped)
     diagnosis: list[str] = field(default_factory=list)
     hint: str = ""
     seconds: float = 0.0
@@ -32,7 +85,7 @@ class TestResult:
     title: str
     score: float
     max_score: float
-    outcome: str
+    outcome: Outcome
     visibility: str
     message: str = ""
     diagnosis: list[str] = field(default_factory=list)
@@ -46,7 +99,7 @@ class TestResult:
 
     @property
     def passed(self) -> bool:
-        return self.outcome == PASSED
+        return self.outcome == Outcome.PASSED
 
 
 @dataclass
@@ -61,16 +114,22 @@ class GradeResult:
     execution_time: float
     tests: list[TestResult]
     device: str = "cpu"
-    status: str = "graded"  # graded | load_error
-    error: str = ""  # why the submission could not be graded at all
+    status: Status = Status.GRADED
+    error: str = ""  # why the submission was not graded (student-facing)
     notes: list[str] = field(default_factory=list)
     protections: dict[str, bool] = field(default_factory=dict)
     grader_version: str = ""
     graded_at: str = ""
+    grader_detail: str = ""  # instructors only: the traceback of a grader error
 
     @property
     def percent(self) -> float:
         return 100.0 * self.score / self.max_score if self.max_score else 0.0
+
+    @property
+    def graded(self) -> bool:
+        """Whether grading happened (a load error is graded: the submission's own fault)."""
+        return self.status != Status.GRADER_ERROR
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -80,8 +139,11 @@ class GradeResult:
         tests = []
         for t in data["tests"]:
             t = dict(t)
-            t["cases"] = [CaseResult(**c) for c in t.get("cases", [])]
+            t["outcome"] = Outcome(t["outcome"])
+            t["cases"] = [CaseResult(**{**c, "outcome": Outcome(c["outcome"])})
+                          for c in t.get("cases", [])]
             tests.append(TestResult(**t))
         data = dict(data)
         data["tests"] = tests
+        data["status"] = Status(data.get("status", Status.GRADED))
         return cls(**data)

@@ -43,6 +43,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
+from rnngrade.errors import SandboxError
 from rnngrade.sandbox import isolation
 from rnngrade.sandbox.channel import ChannelClosed, ChannelTimeout, recv_packet, send_packet
 from rnngrade.sandbox.codec import ProtocolError
@@ -59,7 +60,7 @@ _BOOT = ("import json, socket, sys; s = socket.socket(fileno=int(sys.argv[1])); 
          "from rnngrade.sandbox.zygote import main; main(fd, c['hidden'])")
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(SandboxError, RuntimeError):
     """The sandbox cannot run here, or cannot protect the grader here."""
 
 

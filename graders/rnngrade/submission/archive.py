@@ -6,12 +6,14 @@ import stat
 import zipfile
 from pathlib import Path, PurePosixPath
 
+from rnngrade.errors import SubmissionError
+
 MAX_FILES = 500
 MAX_TOTAL_BYTES = 50 * 1024 * 1024
 MAX_ARCHIVE_BYTES = 20 * 1024 * 1024
 
 
-class UnsafeArchiveError(ValueError):
+class UnsafeArchiveError(SubmissionError, ValueError):
     """The archive is corrupt, too large, or tries to write outside its folder."""
 
 

@@ -7,6 +7,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rnngrade.errors import SubmissionError as _SubmissionError
 from rnngrade.labs import Lab
 from rnngrade.submission.archive import UnsafeArchiveError, safe_extract
 from rnngrade.submission.notebook import NotebookError, notebook_source
@@ -14,7 +15,7 @@ from rnngrade.submission.notebook import NotebookError, notebook_source
 MAX_SOURCE_BYTES = 2 * 1024 * 1024
 
 
-class SubmissionError(ValueError):
+class SubmissionError(_SubmissionError):
     """The submission cannot be loaded; the message says why, for the student."""
 
 

@@ -6,8 +6,10 @@ import json
 
 import nbformat
 
+from rnngrade.errors import SubmissionError
 
-class NotebookError(ValueError):
+
+class NotebookError(SubmissionError, ValueError):
     """The file is not a readable Jupyter notebook."""
 
 

@@ -1,0 +1,219 @@
+"""Everything the grader derives from one lab's course files, owned by one object.
+
+``LabAssets`` holds the lab's rubric, its reference solution loaded as a module, every mutant
+applied and loaded, and the ``INDISTINGUISHABLE`` table of its mutants, all read from one snapshot
+of the files and keyed by one content digest: SHA-256 over the lab's metadata, every file of its
+hidden suite and its reference solution. The same digest decides when a long-lived grader is
+rebuilt and is recorded as the results' ``grader_version``; nothing here is cached at module
+level, so an edited reference is always seen by the next grader built.
+
+Loading fails with a ``GraderError`` that names the file and line to fix: ``MutantError`` for a
+mutant table that does not load or an edit that does not apply, ``RubricError`` for a rubric that
+does not parse, ``SuiteError`` for a reference that does not load.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import sys
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rnngrade import __version__
+from rnngrade.diagnosis.mutants import Mutant, load_source_as_module, strip_markers
+from rnngrade.errors import MutantError, RubricError, SuiteError
+from rnngrade.grading.rubric import Rubric, parse_rubric
+from rnngrade.labs import Lab, get_lab
+from rnngrade.paths import course_root
+
+RUBRIC, MUTANTS = "rubric.yaml", "mutants.py"
+
+
+def _suite_files(lab: Lab, root: Path) -> list[Path]:
+    """The files of a lab's hidden suite (caches and hidden files aside), in a stable order."""
+    suite = lab.suite_dir(root)
+    if not suite.is_dir():
+        return []
+    return sorted(p for p in suite.rglob("*") if p.is_file() and not any(
+        part == "__pycache__" or part.startswith(".") for part in p.relative_to(suite).parts))
+
+
+def _snapshot(lab: Lab, root: Path) -> tuple[str, dict[str, bytes]]:
+    """The digest of the lab's course files and their bytes, by path relative to ``root``."""
+    h = hashlib.sha256(repr(lab).encode())
+    files: dict[str, bytes] = {}
+    for path in [*_suite_files(lab, root), lab.solution_path(root)]:
+        if not path.is_file():
+            continue
+        name = path.relative_to(root).as_posix()
+        data = path.read_bytes()
+        files[name] = data
+        h.update(name.encode() + b"\0" + len(data).to_bytes(8, "little") + data)
+    return h.hexdigest(), files
+
+
+def lab_digest(lab_name: str, root: Path | None = None) -> str:
+    """The content digest of a lab's course files as they are on disk now."""
+    return _snapshot(get_lab(lab_name), root or course_root())[0]
+
+
+def grader_version_of(digest: str) -> str:
+    """The version recorded in results: the package version and the course files' digest."""
+    return f"{__version__}+suite.{digest[:12]}"
+
+
+@dataclass(frozen=True, eq=False)
+class LabAssets:
+    """One lab's trusted assets, from one snapshot of its files (see the module docstring)."""
+
+    lab: Lab
+    root: Path
+    digest: str
+    rubric: Rubric
+    reference_source: str  # with the solution markers
+    reference: types.ModuleType
+    mutants: tuple[tuple[Mutant, types.ModuleType], ...] = ()
+    indistinguishable: dict[frozenset[str], str] = field(default_factory=dict)
+
+    @property
+    def version(self) -> str:
+        return grader_version_of(self.digest)
+
+    @property
+    def mutant_table(self) -> list[Mutant]:
+        return [mutant for mutant, _ in self.mutants]
+
+    def is_current(self) -> bool:
+        """Whether the files on disk are still those these assets were built from."""
+        return _snapshot(self.lab, self.root)[0] == self.digest
+
+
+def load_lab_assets(lab_name: str, root: Path | None = None) -> LabAssets:
+    """Read and build every asset of ``lab_name`` (raises a GraderError naming what to fix)."""
+    lab = get_lab(lab_name)
+    root = root or course_root()
+    digest, files = _snapshot(lab, root)
+    solution = lab.solution_path(root)
+    suite = lab.suite_dir(root)
+    source = _text(files, solution, root)
+    if source is None:
+        raise SuiteError(f"{solution}: the reference solution of {lab.name} is missing")
+    try:
+        reference = load_source_as_module(strip_markers(source), f"_reference_{lab.name}",
+                                          str(solution))
+    except Exception as exc:  # noqa: BLE001 - any failure of the reference is the course's
+        raise SuiteError(f"{_where(exc, solution)}: the reference solution of {lab.name} does "
+                         f"not load: {type(exc).__name__}: {exc}") from exc
+    rubric_text = _text(files, suite / RUBRIC, root)
+    if rubric_text is None:
+        raise RubricError(f"{suite / RUBRIC}: {lab.name} has no rubric")
+    rubric = parse_rubric(rubric_text, suite / RUBRIC)
+    table_text = _text(files, suite / MUTANTS, root)
+    mutants: list[tuple[Mutant, types.ModuleType]] = []
+    allowed: dict[frozenset[str], str] = {}
+    if table_text is not None:
+        table, allowed = _mutant_table(table_text, suite / MUTANTS, lab.name)
+        for mutant in table:
+            mutants.append((mutant, _mutant_module(mutant, source, table_text,
+                                                   suite / MUTANTS, lab.name)))
+    return LabAssets(lab, root, digest, rubric, source, reference, tuple(mutants), allowed)
+
+
+def _text(files: dict[str, bytes], path: Path, root: Path) -> str | None:
+    data = files.get(path.relative_to(root).as_posix())
+    return None if data is None else data.decode("utf-8")
+
+
+def _where(exc: BaseException, path: Path) -> str:
+    """``path:line`` of the deepest frame of ``exc`` in ``path`` (or of a syntax error)."""
+    if isinstance(exc, SyntaxError) and exc.lineno:
+        return f"{path}:{exc.lineno}"
+    line = 0
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == str(path):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return f"{path}:{line}" if line else str(path)
+
+
+def _mutant_table(text: str, path: Path, lab_name: str
+                  ) -> tuple[list[Mutant], dict[frozenset[str], str]]:
+    """``MUTANTS`` and ``INDISTINGUISHABLE`` of a suite's mutants.py."""
+    name = f"_rnngrade_mutants_{lab_name}_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+    spec = importlib.util.spec_from_loader(name, loader=None, origin=str(path))
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    module.__file__ = str(path)
+    sys.modules[name] = module  # dataclasses defined in the table look their module up
+    try:
+        exec(compile(text, str(path), "exec"), module.__dict__)  # noqa: S102 - course file
+        mutants = list(module.MUTANTS)
+        allowed = {frozenset(k): str(v)
+                   for k, v in getattr(module, "INDISTINGUISHABLE", {}).items()}
+    except Exception as exc:  # noqa: BLE001 - any failure of the table is the course's
+        raise MutantError(f"{_where(exc, path)}: the mutant table of {lab_name} does not load: "
+                          f"{type(exc).__name__}: {exc}") from exc
+    finally:
+        sys.modules.pop(name, None)
+    bad = [m for m in mutants if not isinstance(m, Mutant)]
+    if bad:
+        raise MutantError(f"{path}: MUTANTS holds {type(bad[0]).__name__}, not Mutant")
+    names = [m.name for m in mutants]
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        raise MutantError(f"{path}:{_line_of(text, repr(duplicated[0])[1:-1])}: duplicate "
+                          f"mutant name(s) {duplicated}")
+    return mutants, allowed
+
+
+def _mutant_module(mutant: Mutant, reference: str, table_text: str, path: Path,
+                   lab_name: str) -> types.ModuleType:
+    """The reference with ``mutant`` applied, loaded; MutantError at the edit that fails."""
+    source = reference
+    for old, new in mutant.edits:
+        count = source.count(old)
+        if count != 1:
+            line = _edit_line(table_text, mutant.name, old)
+            raise MutantError(
+                f"{path}:{line}: mutant {mutant.name!r}: its edit target occurs {count} times in "
+                f"the reference (it must occur exactly once): {old!r}")
+        source = source.replace(old, new)
+    try:
+        return load_source_as_module(strip_markers(source), f"_mutant_{lab_name}_{mutant.name}",
+                                     f"<mutant {mutant.name}>")
+    except Exception as exc:  # noqa: BLE001 - a mutant that does not load is the course's
+        line = _edit_line(table_text, mutant.name, None)
+        raise MutantError(f"{path}:{line}: mutant {mutant.name!r} does not load once applied: "
+                          f"{type(exc).__name__}: {exc}") from exc
+
+
+def _edit_line(text: str, name: str, old: str | None) -> int:
+    """The line in mutants.py of mutant ``name``'s edit target ``old`` (or of the mutant)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return 0
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        named = any(k.arg == "name" and isinstance(k.value, ast.Constant) and k.value.value == name
+                    for k in node.keywords)
+        if not named:
+            continue
+        if old is not None:
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Constant) and inner.value == old:
+                    return inner.lineno
+        return node.lineno
+    return 0
+
+
+def _line_of(text: str, needle: str) -> int:
+    for number, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return number
+    return 0

@@ -1,0 +1,153 @@
+"""The scoring policy, as pure functions of case outcomes: no pytest, no I/O.
+
+A rubric entry (one test function) scores its points times the fraction of its cases that ran
+and passed; skipped cases count for nothing either way (a test with every case skipped is worth
+0 of 0). The diagnoses reported for a test are those explaining the most failing cases.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rnngrade.errors import GraderError
+from rnngrade.grading.rubric import Rubric
+from rnngrade.labs import Lab
+from rnngrade.results.model import (
+    CaseResult,
+    GradeResult,
+    Outcome,
+    Status,
+    TestResult,
+)
+
+NOT_LOADED = "not graded: the submission could not be loaded"
+
+
+@dataclass(frozen=True)
+class CaseOf:
+    """Which rubric test a collected case belongs to, and the case's name."""
+
+    test: str
+    case: str
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def partial_credit(points: float, passed: int, ran: int) -> float:
+    """``points`` times the fraction of the cases that ran and passed (0 when none ran)."""
+    return round(points * passed / ran, 4) if ran else 0.0
+
+
+def outcome_of(cases: Sequence[CaseResult]) -> Outcome:
+    """passed (every case that ran), partial (some), error (every failure an error), failed,
+    or skipped (no case ran)."""
+    ran = [c for c in cases if c.outcome != Outcome.SKIPPED]
+    failures = [c for c in ran if c.outcome != Outcome.PASSED]
+    if not ran:
+        return Outcome.SKIPPED
+    if not failures:
+        return Outcome.PASSED
+    if len(failures) < len(ran):
+        return Outcome.PARTIAL
+    return Outcome.ERROR if all(c.outcome == Outcome.ERROR for c in failures) else Outcome.FAILED
+
+
+def summarise_test(name: str, title: str, points: float, visibility: str,
+                   cases: list[CaseResult], checks: list[dict[str, Any]]) -> TestResult:
+    """One rubric entry's result from its cases (partial credit, message, diagnoses)."""
+    ran = [c for c in cases if c.outcome != Outcome.SKIPPED]
+    passed = [c for c in ran if c.outcome == Outcome.PASSED]
+    failures = [c for c in ran if c.outcome != Outcome.PASSED]
+    if failures:
+        message = failure_summary(failures)
+    else:
+        message = "" if ran else (cases[0].message if cases else "no cases")
+    diagnosis, hint = rank_diagnoses(failures)
+    return TestResult(
+        name=name, title=title, score=partial_credit(points, len(passed), len(ran)) if failures
+        else (points if ran else 0.0), max_score=points if ran else 0.0,
+        outcome=outcome_of(cases), visibility=visibility, message=message,
+        diagnosis=diagnosis, hint=hint, cases_passed=len(passed), cases_total=len(cases),
+        cases_skipped=len(cases) - len(ran), seconds=round(sum(c.seconds for c in cases), 4),
+        cases=cases, checks=checks)
+
+
+def rank_diagnoses(failures: Sequence[CaseResult]) -> tuple[list[str], str]:
+    """The diagnoses that explain the most failing cases (a mistake can coincide with another on
+    a special case, e.g. a zero initial state), and the hint of the best one."""
+    counts: dict[str, int] = defaultdict(int)
+    hints: dict[str, str] = {}
+    for case in failures:
+        for position, diagnosis in enumerate(case.diagnosis):
+            counts[diagnosis] += 1
+            if position == 0 and case.hint:
+                hints.setdefault(diagnosis, case.hint)
+    if not counts:
+        return [], next((c.hint for c in failures if c.hint), "")
+    best = max(counts.values())
+    top = [d for d, n in counts.items() if n == best]
+    return top, next((hints[d] for d in top if d in hints), "")
+
+
+def failure_summary(failures: Sequence[CaseResult], limit: int = 3) -> str:
+    """The distinct messages of the failing cases, each with the first case that showed it."""
+    seen: dict[str, list[str]] = {}
+    for case in failures:
+        seen.setdefault(case.message, []).append(case.case)
+    parts = []
+    for message, names in list(seen.items())[:limit]:
+        more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+        parts.append(f"case {names[0]}{more}: {message}")
+    if len(seen) > limit:
+        parts.append(f"... and {len(seen) - limit} other failure message(s)")
+    return "\n".join(parts)
+
+
+def build_results(rubric: Rubric, items: Mapping[str, CaseOf], cases: Mapping[str, CaseResult],
+                  checks: Mapping[str, list[dict[str, Any]]]) -> list[TestResult]:
+    """One TestResult per rubric entry, in rubric order, from the collected items (by node id),
+    their outcomes and check records. A collected case with no outcome did not run."""
+    by_test: dict[str, list[tuple[str, CaseResult]]] = defaultdict(list)
+    for nodeid, item in items.items():
+        case = cases.get(nodeid, CaseResult(item.case, Outcome.ERROR, "did not run"))
+        by_test[item.test].append((nodeid, case))
+    rubric.check_matches(set(by_test))
+    results = []
+    for name, entry in rubric.entries.items():
+        found = by_test.get(name, [])
+        results.append(summarise_test(
+            name, entry.title, entry.points, entry.visibility, [c for _, c in found],
+            [r for nodeid, _ in found for r in checks.get(nodeid, [])]))
+    return results
+
+
+def not_graded(lab: Lab, rubric: Rubric, name: str, device: str, error: str,
+               seconds: float = 0.0, graded_at: str = "", message: str = NOT_LOADED, *,
+               status: Status = Status.LOAD_ERROR, grader_version: str = "",
+               detail: str = "") -> GradeResult:
+    """A submission that could not be graded at all: every test at 0 of its points, the reason
+    (student-facing) in ``error``; ``detail`` is for instructors only."""
+    tests = [TestResult(e.test, e.title, 0.0, e.points, Outcome.ERROR, e.visibility,
+                        message=message)
+             for e in rubric.entries.values()]
+    return GradeResult(
+        lab=lab.name, lab_title=lab.title, submission=name, score=0.0,
+        max_score=rubric.max_points, execution_time=seconds, tests=tests, device=device,
+        status=status, error=error, grader_version=grader_version,
+        graded_at=graded_at or now(), grader_detail=detail)
+
+
+def grader_failed(lab: Lab, rubric: Rubric | None, name: str, device: str, detail: str,
+                  seconds: float = 0.0, grader_version: str = "") -> GradeResult:
+    """A submission the grader failed on: status ``grader_error``, nothing scored, the student
+    told only ``GraderError.STUDENT_MESSAGE``, the instructor the ``detail``."""
+    rubric = rubric or Rubric(lab.name, {})
+    return not_graded(lab, rubric, name, device, GraderError.STUDENT_MESSAGE, seconds,
+                      message=f"not graded: {GraderError.STUDENT_MESSAGE}",
+                      status=Status.GRADER_ERROR, grader_version=grader_version, detail=detail)

@@ -1,0 +1,119 @@
+"""The whole-submission time budget: once spent, no more student calls; those tests score 0."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from rnngrade.cli import build_parser
+from rnngrade.grading.budget import Budget, BudgetedRunner
+from rnngrade.grading.engine import grade
+from rnngrade.paths import course_root
+from rnngrade.results.model import BUDGET_MESSAGE, FailureKind
+from rnngrade.runner.base import TIMEOUT, CallResult, StudentError
+
+REFERENCE = course_root() / "fixtures/submissions/lab1/reference/rnn.py"
+
+
+class FakeRunner:
+    def __init__(self, fail_with: StudentError | None = None) -> None:
+        self.timeouts: list[float | None] = []
+        self.fail_with = fail_with
+
+    def call(self, function, args=(), kwargs=None, *, timeout=None, head=None):
+        self.timeouts.append(timeout)
+        if self.fail_with is not None:
+            raise self.fail_with
+        return CallResult(value=1)
+
+
+def test_calls_get_at_most_the_time_left_and_none_once_it_is_spent():
+    runner = FakeRunner()
+    budgeted = BudgetedRunner(runner, Budget(5.0), call_limit=10.0)
+    budgeted.call("f")
+    assert 4.0 < runner.timeouts[-1] <= 5.0  # the budget is shorter than the per-call limit
+    budgeted.call("f", timeout=1.0)
+    assert runner.timeouts[-1] == 1.0  # a shorter timeout is kept
+    generous = BudgetedRunner(runner, Budget(60.0), call_limit=10.0)
+    generous.call("f")
+    assert runner.timeouts[-1] is None  # the runner's own limit applies
+    spent = BudgetedRunner(runner, Budget(0.0))
+    with pytest.raises(StudentError) as caught:
+        spent.call("f")
+    assert caught.value.kind == FailureKind.BUDGET and caught.value.message == BUDGET_MESSAGE
+    assert len(runner.timeouts) == 3  # the refused call never reached the student
+
+
+def test_a_timeout_cut_short_by_the_budget_is_reported_as_the_budget():
+    budget = Budget(10.0)
+
+    class UsesItAll(FakeRunner):
+        def call(self, function, args=(), kwargs=None, *, timeout=None, head=None):
+            self.timeouts.append(timeout)
+            budget.started -= 20  # the call ran until the budget's end and was stopped
+            raise StudentError(TIMEOUT, "f took longer than 10 s")
+
+    with pytest.raises(StudentError) as caught:
+        BudgetedRunner(UsesItAll(), budget, call_limit=30.0).call("f")
+    assert caught.value.kind == FailureKind.BUDGET and budget.spent
+    own = FakeRunner(StudentError(TIMEOUT, "f took longer than 10 s"))
+    with pytest.raises(StudentError) as caught:
+        BudgetedRunner(own, Budget(60.0), call_limit=10.0).call("f")
+    assert caught.value.kind == TIMEOUT  # its own per-call limit: an ordinary timeout
+
+
+def sleepy(tmp_path: Path, seconds: float) -> Path:
+    """The lab1 reference, sleeping ``seconds`` in every call of every function."""
+    folder = tmp_path / "sleepy"
+    folder.mkdir(parents=True)
+    source = REFERENCE.read_text()
+    for name in ("softmax", "rnn_cell_forward", "rnn_forward", "rnn_forward_batch"):
+        source = source.replace(f"def {name}(", f"def _{name}_inner(")
+        source += (f"\n\ndef {name}(*args, **kwargs):\n    import time\n"
+                   f"    time.sleep({seconds})\n    return _{name}_inner(*args, **kwargs)\n")
+    (folder / "rnn.py").write_text(source)
+    return folder
+
+
+def test_a_slow_submission_stops_at_its_budget_and_loses_the_tests_not_run(tmp_path):
+    started = time.monotonic()
+    result = grade(sleepy(tmp_path, 0.3), "lab1", device="cpu", inprocess=True, budget=2.0)
+    elapsed = time.monotonic() - started
+    assert elapsed < 30, elapsed  # without the budget: one 0.3 s sleep per call, every case
+    assert result.max_score == 24 and result.score < 12
+    not_run = [t for t in result.tests if t.score == 0 and BUDGET_MESSAGE in t.message]
+    assert not_run and all(t.max_score > 0 for t in not_run)
+    assert any(BUDGET_MESSAGE in note for note in result.notes)
+    generous = grade(sleepy(tmp_path / "b", 0.0), "lab1", device="cpu", inprocess=True,
+                     budget=600.0)
+    assert generous.score == 24 and not any(BUDGET_MESSAGE in n for n in generous.notes)
+
+
+@pytest.mark.slow  # the sandbox: a call is cut short by the budget, not by its own 10 s limit
+def test_a_sandboxed_submission_sleeping_under_the_call_limit_ends_at_its_budget(tmp_path):
+    from rnngrade.sandbox import SandboxUnavailable
+
+    started = time.monotonic()
+    try:
+        result = grade(sleepy(tmp_path, 9.0), "lab1", device="cpu", budget=15.0)
+    except SandboxUnavailable:
+        pytest.skip("no sandbox on this machine")
+    if result.status == "grader_error" and "sandbox" in result.grader_detail.lower():
+        pytest.skip("no sandbox on this machine")
+    assert time.monotonic() - started < 90
+    assert result.score < 6 and result.max_score == 24
+
+
+def test_budget_option_on_grade_ci_and_batch():
+    parser = build_parser()
+    assert parser.parse_args(["grade", "x", "--lab", "lab1", "--out", "o",
+                              "--budget", "12.5"]).budget == 12.5
+    assert parser.parse_args(["ci", "--budget", "30"]).budget == 30.0
+    assert parser.parse_args(["batch", "x", "--lab", "lab1", "--out", "o",
+                              "--budget", "5"]).budget == 5.0
+    assert parser.parse_args(["grade", "x", "--lab", "lab1", "--out", "o"]).budget is None
+    for bad in ("0", "-1", "soon", "inf"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["grade", "x", "--lab", "lab1", "--out", "o", "--budget", bad])

@@ -1,0 +1,73 @@
+"""One lab object owns what is derived from the course files, keyed by one content digest."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from rnngrade.errors import MutantError, SuiteError
+from rnngrade.grading.engine import grade, grade_isolated
+from rnngrade.grading.lab_assets import lab_digest, load_lab_assets
+from rnngrade.paths import course_root
+
+from .course_env import course_at, edit
+
+REFERENCE = Path("fixtures/submissions/lab1/reference")
+PACKAGE = Path(__file__).resolve().parents[1] / "graders" / "rnngrade"
+
+
+def test_an_edited_reference_is_seen_by_the_next_grade_in_the_same_process(course_copy):
+    """Before the lab object: the shared grader kept the cached reference (24/24 stale)."""
+    with course_at(course_copy):
+        before = grade(course_copy / REFERENCE, "lab1", device="cpu", inprocess=True)
+        assert before.score == before.max_score == 24
+        solution = course_copy / "solutions/lab1/rnn.py"
+        solution.write_text(solution.read_text() + "\n\ndef softmax(x):\n"
+                            "    return np.ones_like(x) / x.shape[0]\n")
+        after = grade(course_copy / REFERENCE, "lab1", device="cpu", inprocess=True)
+        fresh = grade_isolated(course_copy / REFERENCE, "lab1", device="cpu", inprocess=True)
+    assert after.score == fresh.score < 24
+    assert after.grader_version == fresh.grader_version != before.grader_version
+
+
+def test_the_digest_follows_content_not_timestamps(course_copy):
+    with course_at(course_copy):
+        digest = lab_digest("lab1")
+        suite = course_copy / "graders/suites/lab1/test_rnn_hidden.py"
+        os.utime(suite, (1, 1))
+        assert lab_digest("lab1") == digest
+        suite.write_text(suite.read_text() + "\n# a comment\n")
+        assert lab_digest("lab1") != digest
+        assert load_lab_assets("lab1").digest == lab_digest("lab1")
+
+
+def test_a_mutant_that_does_not_apply_names_its_file_and_line(course_copy):
+    path = course_copy / "graders/suites/lab1/mutants.py"
+    edit(path, '"np.dot(Waa, a_prev) + np.dot(Wax, xt) + ba", "np.dot(Wax, xt) + ba"',
+         '"np.dot(Waa, a_prev)+np.dot(Wax, xt) + ba", "np.dot(Wax, xt) + ba"')
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1)
+                if "a_prev)+np.dot" in text)
+    with course_at(course_copy), pytest.raises(MutantError) as caught:
+        load_lab_assets("lab1")
+    assert f"mutants.py:{line}: mutant 'recurrent_term_dropped'" in str(caught.value)
+
+
+def test_a_reference_that_does_not_load_names_its_line(course_copy):
+    edit(course_copy / "solutions/lab1/rnn.py", "def softmax(x):\n", "def softmax(x):\n    )\n")
+    with course_at(course_copy), pytest.raises(SuiteError, match=r"rnn\.py:\d+: the reference"):
+        load_lab_assets("lab1")
+
+
+def test_nothing_derived_from_course_files_is_cached_at_module_level():
+    """No functools caches in the trusted grading packages (the lab object owns that state)."""
+    pattern = re.compile(r"@(functools\.)?(lru_)?cache\b|\blru_cache\(")
+    offenders = [str(path.relative_to(PACKAGE))
+                 for folder in ("grading", "diagnosis", "checks")
+                 for path in (PACKAGE / folder).rglob("*.py")
+                 if pattern.search(path.read_text())]
+    offenders += [str(p) for p in (course_root() / "graders" / "suites").rglob("conftest.py")
+                  if pattern.search(p.read_text())]
+    assert offenders == []
