@@ -1,3 +1,4 @@
-"""Registers the rnngrade pytest plugins for everything in this course repository."""
+"""Registers the rnngrade pytest plugins for everything in this course repository: the student
+fixtures and checks, the hidden suites' ``reference``/``check`` fixtures, and per-test limits."""
 
-pytest_plugins = ["rnngrade.checks.plugin", "rnngrade.grading.plugin"]
+pytest_plugins = ["rnngrade.checks.plugin", "rnngrade.grading.plugin", "rnngrade.runner.limits"]

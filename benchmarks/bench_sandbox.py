@@ -9,6 +9,8 @@ Prints medians of:
 - a worker's start: the zygote handing out a jailed spare until its hello (target ≤ 20 ms), and
   until the submission is loaded; the same with the worker that the last runner left on
   standby, as each submission of a batch finds it;
+- a 100 MB result: its round trip, and the grader's memory for it (traced: the one buffer the
+  array is laid over, and nothing else);
 - the lab1 hidden suite on fixtures/submissions/lab1/reference through
   ``rnngrade.grading.engine.grade``, sandboxed and in-process, and their ratio (target ≤ 1.25).
 The first, warm-up runs (starting the zygote, collecting the suite) are not counted.
@@ -20,6 +22,7 @@ import argparse
 import os
 import statistics
 import time
+import tracemalloc
 
 import numpy as np
 
@@ -63,6 +66,30 @@ def starts(source: str, n: int, pause: float, standby: bool) -> tuple[list[float
         ready.append(runner.startup["hello"] + runner.startup["load"])
         runner.close()
     return hello, ready
+
+
+LARGE_SOURCE = "import numpy as np\n\ndef make(n):\n    return np.full(n, 0.5)\n"
+
+
+def large_result(n: int, calls: int) -> tuple[list[float], int]:
+    """Round trips of a call returning ``n`` float64, and the grader's traced peak for one."""
+    runner = SandboxRunner(LARGE_SOURCE, "rnn.py")
+    try:
+        runner.call("make", (n,))
+        times = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            runner.call("make", (n,))
+            times.append(time.perf_counter() - start)
+        tracemalloc.start()
+        before, _ = tracemalloc.get_traced_memory()
+        value = runner.call("make", (n,)).value
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert value.nbytes == 8 * n
+        return times, peak - before
+    finally:
+        runner.close()
 
 
 def suite_times(path, n: int) -> tuple[list[float], list[float]]:
@@ -115,6 +142,11 @@ def main(argv: list[str] | None = None) -> int:
     hello, ready = starts(source, spawns, pause=0.15, standby=True)
     print(f"  with a worker on standby (the next submission's, started as the last one "
           f"closed): {median_ms(hello):.1f} ms to hello, {median_ms(ready):.1f} ms loaded")
+
+    n = 12_500_000
+    times, extra = large_result(n, 3)
+    print(f"a 100 MB result: {median_ms(times):.0f} ms round trip; the grader's memory for it "
+          f"{extra / 8 / n:.3f}× its size (traced)")
 
     sandbox_suite, inprocess_suite = suite_times(reference, suites)
     ratio = statistics.median(sandbox_suite) / statistics.median(inprocess_suite)

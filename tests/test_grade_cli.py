@@ -53,7 +53,7 @@ def test_buggy_versions_lose_points_with_a_message_naming_the_check(tmp_path, na
     assert code == ExitCode.OK and 0 < results["score"] < results["max_score"]
     failing = [t for t in results["tests"] if t["status"] == "failed"]
     assert any(failing_check in t["output"] for t in failing)
-    assert any(d.startswith(mistake + ":") for t in failing for d in t["diagnosis"])
+    assert any(d["name"] == mistake for t in failing for d in t["diagnosis"])
     jsonschema.validate(results, load_schema())
 
 

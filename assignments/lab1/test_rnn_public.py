@@ -7,7 +7,7 @@ fixtures/public/lab1.npz, computed by the course's reference solution.
 import numpy as np
 import pytest
 
-from rnngrade.checks.structure import assert_outputs
+from rnngrade.testing import assert_outputs
 
 STUDENT_MODULE = "rnn"
 

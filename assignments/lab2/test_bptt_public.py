@@ -11,16 +11,23 @@ function did to them. This file needs NumPy only.
 import numpy as np
 import pytest
 
-from rnngrade.checks.compare import CheckFailure
-from rnngrade.checks.gradcheck import numeric_gradient, relative_error, sample_indices
-from rnngrade.checks.structure import assert_outputs
-from rnngrade.checks.tolerance import EXACT, Tolerance
-from rnngrade.runner.base import ArgRef, FunctionRef
+from rnngrade.testing import (
+    EXACT,
+    ArgRef,
+    CheckFailure,
+    FunctionRef,
+    Tolerance,
+    assert_outputs,
+    numeric_gradient,
+    relative_error,
+    sample_indices,
+)
 
 STUDENT_MODULE = "bptt"
 
-# SPEC: a correct backward pass lands at 1e-6…1e-10 against central differences (ε = 1e-5,
-# float64); above 1e-4 is a bug. 1e-5 sits between the two with a 10x margin on either side.
+# README ("How to read it"): a correct backward pass lands at 1e-6…1e-10 against central
+# differences (ε = 1e-5, float64); above 1e-4 is a bug. 1e-5 sits between the two with a 10x
+# margin on either side.
 GRADIENT_CHECK_LIMIT = 1e-5
 # numerical_gradient against the exact derivative of a cubic: the central difference is off by
 # ε²·f'''/6 ≈ 1e-10 plus rounding 1e-16·|f|/ε ≈ 1e-10; a one-sided difference is off by
@@ -69,7 +76,7 @@ def expect_shapes(name, value, shapes):
 
 
 def expect_gradient(name, analytic, numeric, indices, hint=""):
-    """Your analytic gradient entries agree with central differences (SPEC's relative error)."""
+    """Your analytic gradient entries agree with central differences (the README's relative error)."""
     errors = relative_error(analytic, numeric)
     worst = int(np.argmax(errors))
     if errors[worst] > GRADIENT_CHECK_LIMIT:

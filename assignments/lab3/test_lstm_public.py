@@ -15,14 +15,19 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
-from rnngrade.checks.compare import CheckFailure
-from rnngrade.checks.gradcheck import numeric_gradient, relative_error, sample_indices
-from rnngrade.checks.structure import assert_outputs
+from rnngrade.testing import (
+    CheckFailure,
+    assert_outputs,
+    numeric_gradient,
+    relative_error,
+    sample_indices,
+)
 
 STUDENT_MODULE = "lstm"
 
-# SPEC: a correct backward pass lands at 1e-6…1e-10 against central differences (ε = 1e-5,
-# float64); above 1e-4 is a bug. 1e-5 sits between the two with a 10x margin on either side.
+# assignments/lab2/README.md ("How to read it"): a correct backward pass lands at 1e-6…1e-10
+# against central differences (ε = 1e-5, float64); above 1e-4 is a bug. 1e-5 sits between the
+# two with a 10x margin on either side.
 GRADIENT_CHECK_LIMIT = 1e-5
 
 GATES = ("f", "i", "c", "o")
@@ -75,7 +80,7 @@ def expect_shapes(name, value, shapes):
 
 
 def expect_gradient(name, analytic, numeric, indices, hint=""):
-    """Your analytic gradient entries agree with central differences (SPEC's relative error)."""
+    """Your analytic gradient entries agree with central differences (the relative error of lab 2's README)."""
     errors = relative_error(analytic, numeric)
     worst = int(np.argmax(errors))
     if errors[worst] > GRADIENT_CHECK_LIMIT:

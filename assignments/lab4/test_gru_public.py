@@ -14,15 +14,20 @@ import pytest
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from rnngrade.checks.compare import CheckFailure
-from rnngrade.checks.gradcheck import numeric_gradient, relative_error
-from rnngrade.checks.structure import assert_outputs
-from rnngrade.runner.base import EXCEPTION, StudentError
+from rnngrade.testing import (
+    EXCEPTION,
+    CheckFailure,
+    StudentError,
+    assert_outputs,
+    numeric_gradient,
+    relative_error,
+)
 
 STUDENT_MODULE = "gru"
 
-# SPEC: a correct backward pass lands at 1e-6…1e-10 against central differences (ε = 1e-5,
-# float64); above 1e-4 is a bug. 1e-5 sits between the two with a 10x margin on either side.
+# assignments/lab2/README.md ("How to read it"): a correct backward pass lands at 1e-6…1e-10
+# against central differences (ε = 1e-5, float64); above 1e-4 is a bug. 1e-5 sits between the
+# two with a 10x margin on either side.
 GRADIENT_CHECK_LIMIT = 1e-5
 
 GRADIENT_SHAPES = {  # key -> shape as a function of (n_x, n_a, m)

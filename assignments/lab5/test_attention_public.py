@@ -12,8 +12,7 @@ function did to them.
 import pytest
 import torch
 
-from rnngrade.checks.compare import CheckFailure
-from rnngrade.checks.structure import assert_outputs
+from rnngrade.testing import CheckFailure, assert_outputs
 
 STUDENT_MODULE = "attention"
 

@@ -14,14 +14,13 @@ import math
 import numpy as np
 import pytest
 
-from rnngrade.checks.compare import CheckFailure
-from rnngrade.checks.structure import assert_outputs
-from rnngrade.checks.tolerance import Tolerance
+from rnngrade.testing import CheckFailure, Tolerance, assert_outputs
 
 STUDENT_MODULE = "decoding"
 
-# SPEC prints the example probabilities with 3 decimals: they are off by up to 5e-4.
-SPEC_DECIMALS = Tolerance(5e-4 + 1e-9, 0.0, "SPEC's example values are rounded to 3 decimals")
+# The lab's README prints the example probabilities with 3 decimals: they are off by up to 5e-4.
+README_DECIMALS = Tolerance(5e-4 + 1e-9, 0.0, "the README's example values are rounded to 3 "
+                            "decimals")
 # Scores are sums of a few float64 log-probabilities: any correct order of the additions agrees
 # to ~1e-15.
 SCORE = Tolerance(1e-10, 1e-10, "float64 sums of a few log-probabilities agree to ~1e-15")
@@ -125,7 +124,7 @@ def test_softmax_spec_temperatures(student, vectors):
     logits = np.array([2.0, 1.0, 0.0])
     got = student.softmax_with_temperature(logits, 1.0)
     assert_outputs(got, np.array([0.665, 0.245, 0.090]), "softmax_with_temperature((2, 1, 0), 1)",
-                   tol=SPEC_DECIMALS, inputs=(logits,))
+                   tol=README_DECIMALS, inputs=(logits,))
     for name in ("softmax_spec_cold", "softmax_spec_hot"):
         case = vectors.case(name)
         got = student.softmax_with_temperature(*case.args)
@@ -207,7 +206,7 @@ def test_beam_shrinks_and_normalises_the_final_pool(student):
 
 # ------------------------------------------------------------------ sample_sequence
 
-# What the sampling rule of SPEC gives on GREEDY_MISSES (max_len 6): five sequences drawn one
+# What the sampling rule of the lab's README gives on GREEDY_MISSES (max_len 6): five sequences drawn one
 # after the other from numpy.random.default_rng(2024), at each temperature.
 SEEDED_SAMPLES = {
     1.0: [[B, EOS], [A, B, B, EOS], [EOS], [A, EOS], [A, A, A, EOS]],
@@ -246,5 +245,5 @@ def test_sample_sequence_draws_once_per_token(student):
     if count != 7:
         used = "not by rng.random() draws alone" if count is None else f"{count} rng.random() draws"
         raise CheckFailure(f"sample_sequence emitted 7 tokens and used the generator for {used}; "
-                           "SPEC asks for exactly one rng.random() per emitted token (no "
+                           "the README asks for exactly one rng.random() per emitted token (no "
                            "rng.choice, no np.random.*)")

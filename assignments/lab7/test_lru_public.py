@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from rnngrade.checks.compare import CheckFailure
-from rnngrade.checks.structure import assert_outputs
+from rnngrade.testing import CheckFailure, assert_outputs
 
 STUDENT_MODULE = "lru"
 

@@ -1,19 +1,80 @@
 """Grader code that runs beside the student's code (in the worker, on the untrusted side).
 
-``HELPERS[name](module, *args, **kwargs)`` is called by ``ModuleProxy.helper`` / a runner's
-``call_helper``; ``FUNCTIONS[name](*args)`` builds a callable argument for a ``FunctionRef``.
+A helper ``name(module, *args, **kwargs)`` is called by ``ModuleProxy.helper`` / a runner's
+``call_helper``; a function ``name(*args)`` builds a callable argument for a ``FunctionRef``.
 Their results cross the protocol like any student result and are checked like one.
+
+The helpers every lab may use are defined here, registered with ``@helper`` / ``@function``
+(``GENERIC``). A lab's own live in ``graders/suites/labN/helpers.py``, registered with the same
+decorators: the grader reads that file (``rnngrade.lab_helpers``) and sends its source to the
+worker, which runs it beside these (``with_lab_helpers``); the suite folder itself is never
+visible to the worker. Helpers run on the reference and mutants as well as on the student, and
+their results are memoised across submissions: a helper must be a pure function of its
+arguments (and of the module it calls).
 """
 
 from __future__ import annotations
 
 import copy
+import threading
+import types
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 
 from rnngrade.checks.compare import UNFINISHED, to_numpy
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class Registry:
+    """Helpers (called with the student's module first) and ``FunctionRef`` factories, by name."""
+
+    helpers: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    functions: dict[str, Callable[..., Callable]] = field(default_factory=dict)
+
+    def add(self, kind: str, fn: Callable) -> None:
+        table = self.helpers if kind == "helper" else self.functions
+        if fn.__name__ in table or fn.__name__ in (GENERIC.helpers if kind == "helper"
+                                                    else GENERIC.functions):
+            raise ValueError(f"a grader {kind} named {fn.__name__!r} is registered twice")
+        table[fn.__name__] = fn
+
+
+GENERIC = Registry()
+_collecting: list[Registry] = [GENERIC]  # where the decorators register now (the last one)
+_collect_lock = threading.Lock()
+
+
+def helper(fn: F) -> F:
+    """Register ``fn(module, *args, **kwargs)`` as a helper under its own name."""
+    _collecting[-1].add("helper", fn)
+    return fn
+
+
+def function(fn: F) -> F:
+    """Register ``fn(*args) -> callable`` as a ``FunctionRef`` factory under its own name."""
+    _collecting[-1].add("function", fn)
+    return fn
+
+
+def with_lab_helpers(source: str, filename: str) -> Registry:
+    """The generic helpers and those a lab's helpers file (its ``source``) registers. Raises
+    whatever running that source raises, and ValueError for a name registered twice."""
+    lab = Registry()
+    module = types.ModuleType("rnngrade_lab_helpers")
+    module.__file__ = filename
+    code = compile(source, filename, "exec")
+    with _collect_lock:
+        _collecting.append(lab)
+        try:
+            exec(code, module.__dict__)  # noqa: S102 - the course's own helpers file
+        finally:
+            _collecting.pop()
+    return Registry({**GENERIC.helpers, **lab.helpers}, {**GENERIC.functions, **lab.functions})
 
 
 def _tensor_leaves(value: Any) -> list:
@@ -32,6 +93,7 @@ def _detach(value: Any) -> Any:
     return value
 
 
+@helper
 def autograd(module: Any, function: str, args: tuple, upstream: list, wrt: list[int]) -> dict:
     """Call ``module.function(*args)`` with gradients on the positional args listed in ``wrt``,
     backpropagate ``Σ_k <output_k, upstream_k>`` over the output tensors (in flattening order) and
@@ -54,6 +116,7 @@ def autograd(module: Any, function: str, args: tuple, upstream: list, wrt: list[
     return {"outputs": _detach(outputs), "grads": grads}
 
 
+@helper
 def on_cache(module: Any, function: str, before: tuple, producer: str, producer_args: tuple,
              index: int) -> Any:
     """``module.function(*before, module.producer(*producer_args)[index])``: a backward pass on
@@ -70,6 +133,7 @@ def on_cache(module: Any, function: str, before: tuple, producer: str, producer_
     return getattr(module, function)(*before, produced[index])
 
 
+@helper
 def call_and_mutated(module: Any, function: str, args: tuple) -> Any:
     """Call ``module.function(*args)`` on objects built beside it and return ``(result, args)``:
     for functions that act on objects (an ``nn.LSTM``), so the grader sees the objects after."""
@@ -87,6 +151,7 @@ def build_torch_module(kind: str, init: dict, state: dict) -> Any:
     return layer
 
 
+@helper
 def set_on_module(module: Any, function: str, kind: str, init: dict, state: dict,
                   args: tuple) -> dict:
     """Build an ``nn`` layer, call ``module.function(layer, *args)``, return its state dict and
@@ -97,6 +162,7 @@ def set_on_module(module: Any, function: str, kind: str, init: dict, state: dict
             "state": {k: v.detach().clone() for k, v in layer.state_dict().items()}}
 
 
+@helper
 def perturbed_losses(module: Any, function: str, args: tuple, weights: list,
                      targets: list, eps: float) -> Any:
     """The evaluations behind central differences, one round trip for a whole gradient check.
@@ -182,259 +248,20 @@ def _output_array(out: Any, k: int) -> np.ndarray | None:
         return None
 
 
-HELPERS: dict[str, Callable[..., Any]] = {
-    "autograd": autograd,
-    "on_cache": on_cache,
-    "perturbed_losses": perturbed_losses,
-    "call_and_mutated": call_and_mutated,
-    "set_on_module": set_on_module,
-}
-
-
 # ---------------------------------------------------------------- callable arguments (FunctionRef)
 
+@function
 def polynomial_of(x: np.ndarray, coefficients: np.ndarray) -> Callable[[], float]:
     """f() = Σ_i (c1_i x_i + c2_i x_i² + c3_i x_i³): a function of the array ``x`` it reads."""
     c = np.asarray(coefficients, dtype=np.float64).reshape(3, *x.shape)
     return lambda: float(np.sum(c[0] * x + c[1] * x**2 + c[2] * x**3))
 
 
+@function
 def sin_sum_of(x: np.ndarray) -> Callable[[], float]:
     """f() = Σ sin(x) · x: reads ``x``; its gradient is cos(x)·x + sin(x)."""
     return lambda: float(np.sum(np.sin(x) * x))
 
 
-FUNCTIONS: dict[str, Callable[..., Callable]] = {
-    "polynomial_of": polynomial_of,
-    "sin_sum_of": sin_sum_of,
-}
-
-
-# ---------------------------------------------------------------- lab6: models behind a step_fn
-#
-# A lab6 decoder sees a language model only through ``step_fn(state, token) -> (log_probs,
-# new_state)``. The factories below build such models from plain data, so the very same model
-# exists on the trusted side (the reference, an exhaustive-search oracle) and beside the student's
-# code. Every model here remembers the tokens it has been fed: feeding the wrong token, or the
-# state of another hypothesis, changes what it predicts.
-
-
-class _OpaqueHistory:
-    """A decoder state that is not plain data (it stays on the student side, as a real model's
-    cache would): the tokens fed so far, kept in an object with no public interface."""
-
-    __slots__ = ("_fed",)
-
-    def __init__(self, fed: tuple[int, ...]) -> None:
-        self._fed = fed
-
-    def __repr__(self) -> str:
-        return "<model state>"
-
-
-def _fed_history(state: Any, token: Any) -> tuple[int, ...]:
-    """The tokens fed so far, this one included, from a state of any kind used below."""
-    if isinstance(state, _OpaqueHistory):
-        before = state._fed
-    elif type(state).__module__.startswith("torch"):
-        before = tuple(int(t) for t in state.tolist())
-    elif state is None:
-        before = ()
-    else:
-        before = tuple(int(t) for t in state)
-    return (*before, int(token))
-
-
-def _wrap_state(fed: tuple[int, ...], state_kind: str) -> Any:
-    if state_kind == "object":
-        return _OpaqueHistory(fed)
-    if state_kind == "tensor":
-        import torch
-
-        return torch.tensor(fed, dtype=torch.int64)
-    return fed
-
-
-def _wrap_log_probs(log_probs: np.ndarray, output: str) -> Any:
-    if output == "torch":
-        import torch
-
-        return torch.from_numpy(log_probs.copy())
-    return log_probs
-
-
-def table_lm(table: dict, default: list, state_kind: str = "tuple",
-             output: str = "numpy") -> Callable:
-    """A model given by its next-token probabilities after each prefix.
-
-    table: {"": p, "1": p, "1,2": p, ...}: the probabilities (a list of V numbers, zeros allowed)
-        of the next token after the emitted prefix written as comma-separated token ids (the
-        first token fed, BOS, is not part of the key). default: the probabilities after any
-        prefix not in the table. state_kind: the state is the tuple of tokens fed so far
-        ("tuple"), an opaque object ("object") or an int64 torch tensor ("tensor"); the initial
-        state is () (or None). output: log_probs as a float64 NumPy array or a torch tensor.
-    """
-    with np.errstate(divide="ignore"):
-        logs = {str(key): np.log(np.asarray(value, dtype=np.float64)) for key, value in
-                table.items()}
-        fallback = np.log(np.asarray(default, dtype=np.float64))
-
-    def step_fn(state: Any, token: Any) -> tuple[Any, Any]:
-        fed = _fed_history(state, token)
-        key = ",".join(str(t) for t in fed[1:])
-        return _wrap_log_probs(logs.get(key, fallback), output), _wrap_state(fed, state_kind)
-
-    return step_fn
-
-
-def random_lm(seed: int, vocab: int, eos: int, eos_shift: float = 0.0, scale: float = 1.5,
-              state_kind: str = "tuple", output: str = "numpy") -> Callable:
-    """A random model conditioned on the whole history: after the fed tokens h the logits are
-    ``scale · N(0, 1)`` drawn from a generator seeded with (seed, *h), plus ``eos_shift`` on
-    ``eos``; log_probs is their log-softmax. Without ties (continuous values), and the same model
-    wherever it is built. state_kind, output: as for ``table_lm``."""
-
-    def step_fn(state: Any, token: Any) -> tuple[Any, Any]:
-        fed = _fed_history(state, token)
-        logits = scale * np.random.default_rng([seed, *fed]).standard_normal(vocab)
-        logits[eos] += eos_shift
-        shifted = logits - logits.max()
-        log_probs = shifted - np.log(np.sum(np.exp(shifted)))
-        return _wrap_log_probs(log_probs, output), _wrap_state(fed, state_kind)
-
-    return step_fn
-
-
-def torch_rnn_lm(embedding: Any, recurrent: Any, output_weights: Any) -> Callable:
-    """A tiny torch RNN language model: its state is the hidden vector h (a float64 tensor,
-    the initial one given as the decoder's ``state``), ``h' = tanh(W h + E[token])`` and
-    ``log_probs = log_softmax(U h')`` as a torch tensor. embedding E (V_in, H), recurrent W (H, H),
-    output_weights U (V, H)."""
-    import torch
-
-    E, W, U = (torch.as_tensor(a, dtype=torch.float64) for a in
-               (embedding, recurrent, output_weights))
-
-    def step_fn(state: Any, token: Any) -> tuple[Any, Any]:
-        h = torch.tanh(W @ torch.as_tensor(state, dtype=torch.float64) + E[int(token)])
-        return torch.log_softmax(U @ h, dim=0), h
-
-    return step_fn
-
-
-def _draws_taken(rng: np.random.Generator, seed: Any, limit: int) -> int:
-    """How many ``random()`` draws took a fresh ``default_rng(seed)`` to ``rng``'s state; -1 when
-    no number of plain draws up to ``limit`` does (the generator was used some other way)."""
-    fresh = np.random.default_rng(seed)
-    target = rng.bit_generator.state
-    for count in range(limit + 1):
-        if fresh.bit_generator.state == target:
-            return count
-        fresh.random()
-    return -1
-
-
-def sample_seeded(module: Any, step_fn: Callable, state: Any, bos: int, eos: int, max_len: int,
-                  temperature: float, seed: int) -> dict:
-    """``module.sample_sequence`` with ``rng = numpy.random.default_rng(seed)`` built here (a
-    Generator is not plain data); returns the tokens and how many ``rng.random()`` draws the call
-    consumed (-1: the generator was used in some other way)."""
-    rng = np.random.default_rng(seed)
-    tokens = module.sample_sequence(step_fn, state, bos, eos, max_len, temperature, rng)
-    return {"tokens": tokens, "draws": _draws_taken(rng, seed, max_len + 1)}
-
-
-def sample_counts(module: Any, step_fn: Callable, state: Any, bos: int, eos: int, max_len: int,
-                  temperature: float, seed: int, n: int) -> dict:
-    """``n`` calls of ``module.sample_sequence`` sharing one ``default_rng(seed)``; returns how
-    often each sequence came out, keyed by its comma-separated token ids."""
-    rng = np.random.default_rng(seed)
-    counts: dict[str, int] = {}
-    for _ in range(n):
-        tokens = module.sample_sequence(step_fn, state, bos, eos, max_len, temperature, rng)
-        key = ",".join(str(int(t)) for t in tokens)
-        counts[key] = counts.get(key, 0) + 1
-    return counts
-
-
-# ---------------------------------------------------------------- lab7: helpers for the LRU
-
-def init_lru_seeded(module: Any, N: int, d_in: int, d_out: int, r_min: float, r_max: float,
-                    max_phase: float, seeds: list) -> list:
-    """``module.init_lru`` once per seed, each with ``torch.Generator().manual_seed(seed)`` built
-    here (a Generator is not plain data); returns the list of parameter dicts."""
-    import torch
-
-    return [module.init_lru(N, d_in, d_out, r_min=r_min, r_max=r_max, max_phase=max_phase,
-                            generator=torch.Generator().manual_seed(int(seed))) for seed in seeds]
-
-
-def autograd_params(module: Any, function: str, x: Any, params: dict, upstream: Any) -> dict:
-    """``y = module.function(x, params)`` with gradients on ``x`` and every entry of ``params``;
-    backpropagates ``Σ y ⊙ upstream`` and returns ``{"y": y, "grads": {"x": ..., name: ...}}``.
-    A gradient that does not reach an input comes back as zeros."""
-    import torch
-
-    x = x.detach().clone().requires_grad_(True)
-    leaves = {name: value.detach().clone().requires_grad_(True) for name, value in params.items()}
-    y = getattr(module, function)(x, leaves)
-    if not isinstance(y, torch.Tensor) or not y.requires_grad:
-        raise TypeError(f"{function} returned a result that autograd cannot differentiate (no "
-                        "gradient flows back to the inputs: .detach(), torch.no_grad() or NumPy "
-                        "inside?)")
-    (y * upstream.to(y.dtype)).sum().backward()
-    inputs = {"x": x, **leaves}
-    grads = {name: value.grad if value.grad is not None else torch.zeros_like(value)
-             for name, value in inputs.items()}
-    return {"y": y.detach(), "grads": grads}
-
-
-def count_work(module: Any, function: str, args: tuple) -> dict:
-    """Call ``module.function(*args)`` and count what it did: torch function calls (operators and
-    tensor methods included) and Python lines executed in the submission's own file. A Python loop
-    over time shows as counts that grow with the sequence length."""
-    import sys
-
-    from torch.overrides import TorchFunctionMode
-
-    class _Counter(TorchFunctionMode):
-        calls = 0
-
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            _Counter.calls += 1
-            return func(*args, **(kwargs or {}))
-
-    filename = getattr(module, "__file__", None)
-    lines = 0
-
-    def trace_lines(frame, event, arg):
-        nonlocal lines
-        if event == "line":
-            lines += 1
-        return trace_lines
-
-    def trace_calls(frame, event, arg):
-        return trace_lines if frame.f_code.co_filename == filename else None
-
-    previous = sys.gettrace()
-    sys.settrace(trace_calls)
-    try:
-        with _Counter():
-            getattr(module, function)(*args)
-    finally:
-        sys.settrace(previous)
-    return {"torch_calls": _Counter.calls, "lines": lines}
-
-
-HELPERS.update({
-    "sample_seeded": sample_seeded,
-    "sample_counts": sample_counts,
-    "init_lru_seeded": init_lru_seeded,
-    "autograd_params": autograd_params,
-    "count_work": count_work,
-})
-FUNCTIONS.update({
-    "table_lm": table_lm,
-    "random_lm": random_lm,
-    "torch_rnn_lm": torch_rnn_lm,
-})
+HELPERS = GENERIC.helpers  # name → generic helper
+FUNCTIONS = GENERIC.functions  # name → generic FunctionRef factory

@@ -10,9 +10,9 @@ import pytest
 
 from rnngrade.cli import main
 from rnngrade.errors import ExitCode
-from rnngrade.gradebook.synthetic import write_bad
 from rnngrade.paths import course_root
 
+from ..synthetic import write_bad
 from .conftest import (
     INPROCESS,
     assert_csv_matches_gradebook,

@@ -10,10 +10,10 @@ from rnngrade.cli import main
 from rnngrade.errors import ExitCode
 from rnngrade.gradebook.entries import Entry, read_entry
 from rnngrade.gradebook.executors import GradingSpec, LocalPool, grade_payload
-from rnngrade.gradebook.synthetic import make_class, write_entry
 from rnngrade.grading.engine import grade
 from rnngrade.labs import get_lab
 
+from ..synthetic import make_class, write_entry
 from .conftest import INPROCESS, assert_csv_matches_gradebook, current, query
 
 

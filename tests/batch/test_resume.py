@@ -15,9 +15,9 @@ import pytest
 from rnngrade.cli import main
 from rnngrade.errors import ExitCode
 from rnngrade.gradebook.store import FILENAME
-from rnngrade.gradebook.synthetic import make_class
 from rnngrade.grading.engine import grade
 
+from ..synthetic import make_class
 from .conftest import (
     INPROCESS,
     assert_csv_matches_gradebook,

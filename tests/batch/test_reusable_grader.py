@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from rnngrade.gradebook.synthetic import make_class
 from rnngrade.grading.engine import Grader, grade_isolated
 from rnngrade.grading.memo import ExpectationMemo
 from rnngrade.grading.session import report_sections
 from rnngrade.paths import course_root
+
+from ..synthetic import make_class
 
 SUBMISSIONS = course_root() / "fixtures" / "submissions"
 LAB1, BAD = SUBMISSIONS / "lab1", SUBMISSIONS / "bad"

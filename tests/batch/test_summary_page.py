@@ -13,8 +13,9 @@ import pytest
 
 from rnngrade.gradebook.export import write_exports
 from rnngrade.gradebook.store import GRADED, LOAD_ERROR, Gradebook, Recorded
-from rnngrade.gradebook.synthetic import make_class
 from rnngrade.grading.engine import grade
+
+from ..synthetic import make_class
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which(
     "google-chrome")

@@ -94,12 +94,14 @@ def test_the_released_package_is_the_student_side_and_nothing_else(release):
     shipped = released_modules(release)
     assert shipped == expected
     assert not [m for m in shipped for f in FORBIDDEN if m == f or m.startswith(f + ".")]
-    assert {"rnngrade.checks.plugin", "rnngrade.runner.inprocess", "rnngrade.runner.proxy",
-            "rnngrade.submission.module_builder", "rnngrade.submission.standins"} <= shipped
+    assert {"rnngrade.testing", "rnngrade.checks.plugin", "rnngrade.runner.inprocess",
+            "rnngrade.runner.proxy", "rnngrade.submission.module_builder",
+            "rnngrade.submission.standins"} <= shipped
 
 
 def test_the_released_package_imports_on_its_own(release):
     code = ("import importlib, rnngrade, rnngrade.checks.plugin, rnngrade.checks.notebook_tests\n"
+            "import rnngrade.testing\n"
             "print(rnngrade.__file__)\n"
             "for name in ('rnngrade.grading', 'rnngrade.sandbox', 'rnngrade.validate',\n"
             "             'rnngrade.diagnosis', 'rnngrade.authoring', 'rnngrade.cli'):\n"
@@ -126,3 +128,24 @@ def test_a_trusted_module_imported_from_the_student_side_stops_the_release(tmp_p
     with pytest.raises(PackageError, match=r"rnngrade\.grading\.engine(\.grade)? \(imported "
                                            r"by rnngrade\.checks\.compare\)"):
         student_modules(base=base)
+
+
+def test_public_tests_import_only_the_public_testing_api(release):
+    import rnngrade.testing
+
+    tests = sorted(ROOT.glob("assignments/lab*/test_*_public.py"))
+    imported = set(public_test_imports(tests))
+    assert "rnngrade.testing" in imported
+    names = {m.rpartition(".")[2] for m in imported if m != "rnngrade.testing"}
+    assert names <= set(rnngrade.testing.__all__)
+    assert all(hasattr(rnngrade.testing, name) for name in rnngrade.testing.__all__)
+    assert (release / "rnngrade" / "testing" / "__init__.py").is_file()
+
+
+def test_a_public_test_importing_an_internal_module_stops_the_release(tmp_path):
+    test = tmp_path / "test_x_public.py"
+    test.write_text("from rnngrade.testing import assert_outputs\n"
+                    "from rnngrade.checks.structure import flatten\n")
+    with pytest.raises(PackageError, match=r"test_x_public\.py imports "
+                                           r"rnngrade\.checks\.structure.*only rnngrade\.testing"):
+        public_test_imports([test])

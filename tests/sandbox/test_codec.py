@@ -18,7 +18,7 @@ from hypothesis.extra import numpy as hnp
 
 from rnngrade.runner.base import ArgRef, FunctionRef, Handle
 from rnngrade.sandbox import codec
-from rnngrade.sandbox.channel import FrameReader, send_frame
+from rnngrade.sandbox.channel import HEADER, FrameReader, FrameRefused, send_frame
 from rnngrade.sandbox.codec import HandleTable, ProtocolError, decode, encode, encode_bytes
 
 NUMPY_DTYPES = ["?", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8",
@@ -285,23 +285,30 @@ def test_a_flipped_byte_decodes_or_is_refused(position, byte):
         pass
 
 
-def test_frames_over_a_socketpair_and_an_oversized_header_is_refused():
+def test_frames_over_a_socketpair_and_a_frame_not_wanted_is_refused_from_its_header():
     a, b = socket.socketpair()
     with a, b:
         b.setblocking(False)
         payload = np.arange(100_000.0)  # more than the socket buffer holds
-        sender = threading.Thread(target=send_frame, args=(a, encode(("x", payload))))
+        sender = threading.Thread(target=send_frame, args=(a, 7, encode(("x", payload))))
         sender.start()
-        reader = FrameReader(b, max_size=10 << 20)
+        reader = FrameReader(b, {7: 10 << 20})
         got = None
         while got is None:
             got = reader.read_some()
         sender.join()
-        assert np.array_equal(decode(got)[1], payload)
-        a.sendall(struct.pack("<Q", 2**62) + b"junk")
-        with pytest.raises(ProtocolError, match="over the limit"):
-            while reader.read_some() is None:
-                pass
+        kind, data = got
+        assert kind == 7 and np.array_equal(decode(data)[1], payload)
+        for header, words in [(HEADER.pack(2**62, 7), "over"), (HEADER.pack(10, 8), "unexpected"),
+                              (HEADER.pack(10 << 20, 7) + b"junk", "none")]:
+            a.sendall(header)
+            if words == "none":  # at the cap: accepted, and waits for the rest
+                assert reader.read_some() is None
+                continue
+            with pytest.raises(FrameRefused, match=words):
+                while reader.read_some() is None:
+                    pass
+            reader._reset()
 
 
 def test_shared_objects_stay_shared_and_are_sent_once():

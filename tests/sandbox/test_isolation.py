@@ -166,6 +166,9 @@ def test_allow_unprotected_runs_trusted_code_and_reports_the_missing_measures(
         assert protections["separate process"] is True
         assert protections["private filesystem"] is False
         assert protections["network namespace"] is False
+        for measure in ("system call filter", "cgroup namespace",
+                        "host environment hidden in /proc"):
+            assert protections[measure] is False  # measured, not assumed
     finally:
         runner.close()
 

@@ -7,8 +7,14 @@ import re
 
 from rnngrade.errors import GraderError
 
-BEGIN = re.compile(r"^(?P<indent>[ \t]*)# BEGIN SOLUTION[ \t]*$")
-END = re.compile(r"^[ \t]*# END SOLUTION[ \t]*$")
+# The solution markers of a reference: the one definition (mutants strip them, stubs replace what
+# they enclose, the release audit treats what they enclose as secret).
+BEGIN_MARKER = "# BEGIN SOLUTION"
+END_MARKER = "# END SOLUTION"
+BEGIN = re.compile(rf"^(?P<indent>[ \t]*){re.escape(BEGIN_MARKER)}[ \t]*$")
+END = re.compile(rf"^[ \t]*{re.escape(END_MARKER)}[ \t]*$")
+SOLUTION_MARKER = re.compile(  # a whole marker line, newline included
+    rf"^[ \t]*(?:{re.escape(BEGIN_MARKER)}|{re.escape(END_MARKER)})[ \t]*\n", re.MULTILINE)
 
 STUB_HEADER = (
     "# Your work for this lab goes in this file. Replace every `raise NotImplementedError(...)`\n"

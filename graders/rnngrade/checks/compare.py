@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from rnngrade.checks.tolerance import Tolerance, numpy_dtype
+from rnngrade.formatting import format_magnitude
 
 UNFINISHED = "returns None — looks unfinished (is there still a `None` placeholder?)"
 
@@ -50,8 +52,9 @@ class Comparison:
             f"  shape {self.shape}, dtype {self.dtype}",
             f"  {self.n_bad} of {self.n_total} entries ({share:.1f}%) are off; "
             f"tolerance {self.tolerance}",
-            f"  largest error {self.max_abs_error:.3g} at {where}"
-            + (f" (relative {self.max_rel_error:.3g})" if self.max_rel_error > 0 else ""),
+            f"  largest error {format_magnitude(self.max_abs_error)} at {where}"
+            + (f" (relative {format_magnitude(self.max_rel_error)})"
+               if self.max_rel_error > 0 else ""),
         ]
         if self.revealed:
             lines.append(f"  at {where}: {self.revealed}")
@@ -59,15 +62,19 @@ class Comparison:
 
 
 class CheckFailure(AssertionError):
-    """A check failed. Carries the comparisons and, in the grader, a diagnosis and a hint."""
+    """A check failed. Carries the comparisons and, in the grader, the diagnoses (Diagnosis
+    objects of rnngrade.results.model; in the public harness, lines of text) and a hint."""
 
     def __init__(self, message: str, comparisons: list[Comparison] | None = None,
-                 diagnosis: list[str] | None = None, hint: str = "") -> None:
+                 diagnosis: list[Any] | None = None, hint: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.comparisons = comparisons or []
         self.diagnosis = diagnosis or []
         self.hint = hint
+        # (got, want, tolerance, name, names) of a failed public check: what the public harness
+        # needs to name a known mistake (rnngrade.checks.mistakes)
+        self.observed: tuple | None = None
 
     def __str__(self) -> str:
         parts = [self.message]

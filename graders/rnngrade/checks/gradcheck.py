@@ -1,4 +1,4 @@
-"""Central-difference gradient checks, with the conventions of SPEC.md.
+"""Central-difference gradient checks, with the conventions of assignments/lab2/README.md.
 
 float64, ε = 1e-5, (f(θ+ε) − f(θ−ε)) / 2ε, relative error |a − n| / max(|a|, |n|, 1e-12).
 A correct backward pass lands at 1e-6…1e-10; above 1e-4 is a bug.

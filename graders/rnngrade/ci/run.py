@@ -155,14 +155,46 @@ def choose_labs(options: CiOptions, event: dict[str, Any], client: GitHubClient 
     return labs_in_text(texts), "for the lab named in the pull request's title or branch"
 
 
-def grade_lab(lab: Lab, options: CiOptions) -> GradeResult:
-    from rnngrade.grading.engine import grade
-    from rnngrade.results.render import write_reports
+def collect_lab(lab: Lab, checkout: Path, into: Path) -> list[str]:
+    """Copy the checkout's ``assignments/<lab>/`` into the private folder ``into`` (same layout)
+    without following a link out of the checkout (``submission.tree``); notes say what was left
+    out. Raises TreeError when the folder is a link or over the limits."""
+    from rnngrade.submission.tree import read_tree_below
 
-    path, notes = choose_submission(lab, options.submission)
-    result = grade(path, lab.name, device=options.device, inprocess=options.inprocess,
-                   budget=options.budget)
-    result.notes = notes + result.notes
+    tree = read_tree_below(checkout, ("assignments", lab.name))
+    if tree is None:
+        return []
+    folder = into / "assignments" / lab.name
+    folder.mkdir(parents=True)
+    for rel, data in tree.files.items():
+        target = folder.joinpath(*rel.split("/"))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return tree.notes
+
+
+def grade_lab(lab: Lab, options: CiOptions) -> GradeResult:
+    import tempfile
+
+    from rnngrade.grading.devices import resolve_device
+    from rnngrade.grading.engine import grade
+    from rnngrade.grading.lab_assets import load_lab_assets
+    from rnngrade.grading.scoring import not_graded
+    from rnngrade.results.render import write_reports
+    from rnngrade.submission.tree import TreeError
+
+    with tempfile.TemporaryDirectory(prefix="rnngrade-ci-") as tmp:
+        try:
+            collected = collect_lab(lab, options.submission, Path(tmp))
+        except TreeError as exc:
+            assets = load_lab_assets(lab.name)
+            result = not_graded(lab, assets.rubric, lab.name, resolve_device(options.device),
+                                str(exc), grader_version=assets.version)
+        else:
+            path, notes = choose_submission(lab, Path(tmp))
+            result = grade(path, lab.name, device=options.device, inprocess=options.inprocess,
+                           budget=options.budget)
+            result.notes = collected + notes + result.notes
     write_reports(result, options.out / lab.name)
     return result
 

@@ -160,7 +160,7 @@ def note(result: GradeResult, mistakes: set[str]) -> str:
         return "not graded: grader error (see its results.json); graded again next run"
     if result.error:
         return result.error.splitlines()[0][:160]
-    diagnoses = [d.split(": ", 1)[0] for t in result.tests for d in t.diagnosis]
+    diagnoses = [d.name for t in result.tests for d in t.diagnosis]
     known = [d for d in diagnoses if d in mistakes]
     if known:
         return "diagnosed: " + ", ".join(dict.fromkeys(known))
@@ -200,9 +200,8 @@ def run_batch(sources: list[Path], options: BatchOptions,
     progress = progress or ProgressHook()
     out = options.out
     out.mkdir(parents=True, exist_ok=True)
-    out_resolved = out.resolve()
     try:
-        entries = [e for e in discover(sources) if e.path.resolve() != out_resolved]
+        entries = discover(sources, exclude=out)
     except EntryError as exc:
         raise BatchError(str(exc)) from exc
     isolation = "inprocess" if options.inprocess else "sandbox"

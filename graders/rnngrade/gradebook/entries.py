@@ -3,7 +3,9 @@
 An entry is a folder, a ``.py``, a ``.ipynb`` or a ``.zip`` (anything else is still an entry, and
 is recorded as a submission that cannot be graded). Its student id is its name without the
 extension; when two entries would share an id (``reference/`` and ``reference.zip``) each keeps
-its full name, and across several submission folders the folder's name is put in front.
+its full name, across several submission folders the folder's name is put in front, and a number
+after as a last resort (ids are compared as a case-insensitive file system would: never fatal).
+Links and special files are never read: see ``rnngrade.submission.tree``.
 
 The coordinator reads an entry into a ``Payload`` (the bytes of the file, or of every file of the
 folder in sorted order), hashes exactly those bytes, and ships them to the grading worker, which
@@ -14,28 +16,30 @@ workers need no shared file system (a Dask cluster).
 from __future__ import annotations
 
 import hashlib
-import os
 import stat
 import tempfile
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from rnngrade.errors import SubmissionError
+from rnngrade.submission.tree import (
+    TreeError,
+    TreeLimits,
+    ignored,
+    read_file,
+    read_tree,
+    shown,
+)
 
 SUBMISSION_SUFFIXES = (".py", ".ipynb", ".zip")
-IGNORED_NAMES = frozenset({"__pycache__", "__MACOSX", "Thumbs.db"})
 MAX_ENTRY_BYTES = 50 * 1024 * 1024
 MAX_ENTRY_FILES = 2000
 
 
 class EntryError(SubmissionError, ValueError):
     """An entry that cannot be read at all (too large, unreadable, not a file or folder)."""
-
-
-def ignored(name: str) -> bool:
-    """Names skipped everywhere: hidden files, caches, macOS archive debris."""
-    return name.startswith(".") or name in IGNORED_NAMES
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,7 @@ class Payload:
     is_folder: bool
     data: bytes = b""
     files: dict[str, bytes] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what was left out, for the student
 
     @property
     def size(self) -> int:
@@ -85,11 +90,12 @@ class Payload:
 
     def to_wire(self) -> dict:
         return {"name": self.name, "is_folder": self.is_folder, "data": self.data,
-                "files": self.files}
+                "files": self.files, "notes": self.notes}
 
     @classmethod
     def from_wire(cls, data: dict) -> Payload:
-        return cls(data["name"], data["is_folder"], data["data"], dict(data["files"]))
+        return cls(data["name"], data["is_folder"], data["data"], dict(data["files"]),
+                   list(data.get("notes", [])))
 
     def materialise(self, parent: Path) -> Path:
         """Write the entry under ``parent`` with its original name; return its path."""
@@ -110,29 +116,64 @@ class Payload:
         return target
 
 
-def discover(folders: list[Path]) -> list[Entry]:
-    """The entries of one or more submissions folders, with unique student ids, sorted by id."""
+def discover(folders: list[Path], exclude: Path | None = None) -> list[Entry]:
+    """The entries of one or more submissions folders, with unique student ids, sorted by id;
+    ``exclude`` (the output folder, when it lies among them) is left out. Links are entries too
+    (recorded as not gradable), never followed here.
+
+    An id is the entry's name without its extension; when two would be equal (compared after
+    Unicode normalisation and case folding, as a file system may) the full names are used, then
+    the folder's name in front, then a number after: never an error."""
     found: list[tuple[Path, Path]] = []  # (folder, entry path)
     for folder in folders:
-        for child in sorted(folder.iterdir()):
-            if not ignored(child.name):
-                found.append((folder, child))
-    stems = Counter(_stem(path) for _, path in found)
-    names = Counter(path.name for _, path in found)
+        try:
+            children = sorted(folder.iterdir(), key=lambda p: p.name)
+        except OSError as exc:
+            raise EntryError(f"cannot list {folder} ({exc.strerror})") from None
+        found.extend((folder, child) for child in children
+                     if not ignored(child.name) and not _same_folder(child, exclude))
+    stems = Counter(_key(_stem(path)) for _, path in found)
+    names = Counter(_key(path.name) for _, path in found)
     entries = []
+    used: set[str] = set()
     for folder, path in found:
-        if stems[_stem(path)] == 1:
-            student = _stem(path)
-        elif names[path.name] == 1:
-            student = path.name
+        if stems[_key(_stem(path))] == 1:
+            wanted = student_id(_stem(path))
+        elif names[_key(path.name)] == 1:
+            wanted = student_id(path.name)
         else:
-            student = f"{folder.name}-{path.name}"
+            wanted = student_id(f"{folder.name}-{path.name}")
+        student, number = wanted, 2
+        while _key(student) in used:
+            student, number = f"{wanted}-{number}", number + 1
+        used.add(_key(student))
         entries.append(Entry(student, path))
-    ids = Counter(e.student for e in entries)
-    duplicates = sorted(i for i, n in ids.items() if n > 1)
-    if duplicates:
-        raise EntryError(f"cannot give every entry its own student id: {duplicates}")
     return sorted(entries, key=lambda e: e.student)
+
+
+def _same_folder(path: Path, other: Path | None) -> bool:
+    """Whether ``path`` (not followed if a link) is the folder ``other``."""
+    if other is None:
+        return False
+    try:
+        a, b = path.lstat(), other.stat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(a.st_mode) and (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def student_id(name: str) -> str:
+    """An entry's name as a student id: Unicode NFC, with surrogates (undecodable bytes) and
+    control or formatting characters replaced; never empty."""
+    text = unicodedata.normalize("NFC", "".join(
+        "\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in name))
+    text = "".join("_" if unicodedata.category(ch) in ("Cc", "Cf") else ch for ch in text)
+    return text.strip() or "unnamed"
+
+
+def _key(student: str) -> str:
+    """What two ids must differ in: case and Unicode normalisation aside."""
+    return unicodedata.normalize("NFC", student_id(student).casefold())
 
 
 def _stem(path: Path) -> str:
@@ -142,41 +183,20 @@ def _stem(path: Path) -> str:
 
 def read_entry(entry: Entry, max_bytes: int = MAX_ENTRY_BYTES) -> Payload:
     """Read an entry's bytes; raise EntryError when it is not a regular file or folder, is too
-    large, or cannot be read. Links and special files inside a folder are left out."""
+    large, or cannot be read. Inside a folder, links and special files are left out, with a
+    note (``tree`` reads every byte: see its module doc)."""
     try:
         info = entry.path.lstat()
     except OSError as exc:
-        raise EntryError(f"{entry.path.name}: cannot read it ({exc.strerror})") from None
-    if stat.S_ISLNK(info.st_mode):
-        raise EntryError(f"{entry.path.name} is a symbolic link, not a file or folder")
-    if stat.S_ISREG(info.st_mode):
-        if info.st_size > max_bytes:
-            raise EntryError(f"{entry.path.name} is larger than {max_bytes >> 20} MiB")
-        return Payload(entry.path.name, False, _read(entry.path, entry.path.name))
-    if not stat.S_ISDIR(info.st_mode):
-        raise EntryError(f"{entry.path.name} is not a regular file or folder")
-    files: dict[str, bytes] = {}
-    total = 0
-    for root, dirs, names in os.walk(entry.path, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not ignored(d))
-        for name in sorted(names):
-            path = Path(root) / name
-            if ignored(name) or not stat.S_ISREG(path.lstat().st_mode):
-                continue
-            rel = path.relative_to(entry.path).as_posix()
-            total += path.lstat().st_size
-            if total > max_bytes or len(files) >= MAX_ENTRY_FILES:
-                raise EntryError(f"{entry.path.name} holds more than {max_bytes >> 20} MiB or "
-                                 f"{MAX_ENTRY_FILES} files")
-            files[rel] = _read(path, f"{entry.path.name}/{rel}")
-    return Payload(entry.path.name, True, files=files)
-
-
-def _read(path: Path, label: str) -> bytes:
+        raise EntryError(f"{shown(entry.path.name)}: cannot read it ({exc.strerror})") from None
     try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise EntryError(f"{label}: cannot read it ({exc.strerror})") from None
+        if stat.S_ISDIR(info.st_mode):
+            tree = read_tree(entry.path, limits=TreeLimits(files=MAX_ENTRY_FILES,
+                                                           bytes=max_bytes))
+            return Payload(entry.path.name, True, files=tree.files, notes=tree.notes)
+        return Payload(entry.path.name, False, read_file(entry.path, max_bytes))
+    except TreeError as exc:
+        raise EntryError(str(exc)) from None
 
 
 class Workspace:

@@ -87,8 +87,10 @@ def grade_payload(spec: dict, payload: dict) -> dict:
         except RnngradeError as exc:  # a broken grader or a spec this worker cannot serve
             return {"fatal": f"{type(exc).__name__}: {exc}", "worker": worker}
         try:
-            with Workspace(Payload.from_wire(payload)) as path:
+            entry = Payload.from_wire(payload)
+            with Workspace(entry) as path:
                 result = grader.grade(path, budget=spec.get("budget"))
+            result.notes[:0] = entry.notes  # what reading the entry left out
         except EntryError as exc:
             return {"error": str(exc), "status": "error", "worker": worker}
         except Exception as exc:  # noqa: BLE001 - one broken submission never stops a batch

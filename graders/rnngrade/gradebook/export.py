@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnngrade.diagnosis.mutants import load_mutant_table
+from rnngrade.formatting import format_points
 from rnngrade.gradebook.store import ERROR, GRADED, GRADER_ERROR, LOAD_ERROR, TIMEOUT, Gradebook
 from rnngrade.labs import get_lab
+from rnngrade.results.model import Diagnosis
 from rnngrade.results.render import render
 
 CSV_COLUMNS = ("student_id", "lab", "score", "max_score", "percent", "graded_at",
@@ -36,10 +38,6 @@ def write_atomic(path: Path, text: str) -> Path:
     return path
 
 
-def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.4f}".rstrip("0")
-
-
 def grades_csv(book: Gradebook, lab: str) -> str:
     """One row per student: the current result's score, for an LMS import."""
     out = io.StringIO()
@@ -47,9 +45,10 @@ def grades_csv(book: Gradebook, lab: str) -> str:
     writer.writerow(CSV_COLUMNS)
     for row in book.current_rows(lab):
         scored = row["status"] != GRADER_ERROR  # not graded: no score, not even 0
-        writer.writerow([row["student_id"], row["lab"], _num(row["score"]) if scored else "",
-                         _num(row["max_score"]), f"{row['percent']:.2f}" if scored else "",
-                         row["graded_at"], row["sha256"], row["status"]])
+        score = format_points(row["score"], 4) if scored else ""
+        percent = f"{row['percent']:.2f}" if scored else ""
+        writer.writerow([row["student_id"], row["lab"], score, format_points(row["max_score"], 4),
+                         percent, row["graded_at"], row["sha256"], row["status"]])
     return out.getvalue()
 
 
@@ -169,13 +168,13 @@ def mutant_names(lab_name: str) -> set[str]:
     return {m.name for m in load_mutant_table(path)} if path.exists() else set()
 
 
-def split_diagnosis(diagnosis: str, mistakes: set[str]) -> tuple[str, str, str]:
-    """(kind, name, description) of a diagnosis line: ``mutant: description`` names a known
-    mistake; anything else (``leaf: your result is all zeros``) is a pattern of wrongness."""
-    prefix, _, rest = diagnosis.partition(": ")
-    if prefix in mistakes:
-        return "mistake", prefix, rest
-    return "pattern", "", rest or diagnosis
+def split_diagnosis(stored: object, mistakes: set[str]) -> tuple[str, str, str]:
+    """(kind, name, description) of a stored diagnosis: one that names a known mistake, or a
+    pattern (``a: your result is all zeros``, a structural localisation)."""
+    diagnosis = Diagnosis.from_data(stored)
+    if diagnosis.name in mistakes:
+        return "mistake", diagnosis.name, diagnosis.text
+    return "pattern", "", diagnosis.text
 
 
 def summarise(book: Gradebook, lab_name: str, slowest: int = 8) -> Summary:

@@ -61,6 +61,11 @@ class BudgetedRunner:
                 raise StudentError(FailureKind.BUDGET, BUDGET_MESSAGE) from exc
             raise
 
+    def use_limits(self, limits: Any) -> None:
+        """The limits of the calls that follow (a hidden test's own): passed on to the runner."""
+        self.call_limit = limits.call_seconds
+        self.runner.use_limits(limits)
+
     def has_function(self, function: str) -> bool:
         return self.runner.has_function(function)
 

@@ -40,6 +40,7 @@ from rnngrade.grading.scoring import (
     summarise_test,
 )
 from rnngrade.grading.session import ReusableSession, run_fresh
+from rnngrade.lab_helpers import LabHelpers, lab_helpers
 from rnngrade.labs import Lab, get_lab
 from rnngrade.paths import course_root
 from rnngrade.results.model import BUDGET_MESSAGE, GradeResult
@@ -69,13 +70,18 @@ def suite_args(lab: Lab) -> list[str]:
             "--rootdir", str(root), "-o", "addopts=", "-q", "--tb=short", "-W", "ignore"]
 
 
-def make_runner(loaded: LoadedSubmission, device: str, inprocess: bool) -> StudentRunner:
+def make_runner(loaded: LoadedSubmission, device: str, inprocess: bool,
+                lab: Lab | None = None) -> StudentRunner:
+    helpers = lab_helpers(lab) if lab is not None else LabHelpers("", "")
     if inprocess:
-        return InProcessRunner.from_source(loaded.source, loaded.filename)
+        return InProcessRunner.from_source(loaded.source, loaded.filename,
+                                           helpers=helpers.registry)
     from rnngrade.sandbox import SandboxRunner, SandboxUnavailable
 
     try:
-        return SandboxRunner(loaded.source, loaded.filename, device=device)
+        return SandboxRunner(loaded.source, loaded.filename, device=device,
+                             limits=lab.limits if lab is not None else None,
+                             helpers=helpers.source)
     except SandboxUnavailable as exc:  # the machine's problem, not the submission's
         raise SandboxError(f"{exc}\nOn a machine without the sandbox, grade only code you "
                            "trust, with --inprocess.") from None
@@ -93,7 +99,7 @@ class _Run:
 
 def _run_submission(loaded: LoadedSubmission, lab: Lab, device: str, inprocess: bool,
                     budget: Budget, collect: Callable[[ModuleProxy], OutcomeCollector]) -> _Run:
-    runner = make_runner(loaded, device, inprocess)
+    runner = make_runner(loaded, device, inprocess, lab)
     limits = getattr(runner, "limits", None) or lab.limits
     try:
         collector = collect(ModuleProxy(BudgetedRunner(runner, budget, limits.call_seconds)))

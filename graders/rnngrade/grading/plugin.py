@@ -20,9 +20,11 @@ from rnngrade.checks.plugin import STUDENT_PROVIDER, current_item, lab_of
 from rnngrade.grading.checker import Checker, CheckRecord
 from rnngrade.grading.lab_assets import LabAssets, load_lab_assets
 from rnngrade.grading.memo import EXPECTATION_MEMO
+from rnngrade.lab_helpers import lab_helpers
 from rnngrade.labs import get_lab
 from rnngrade.runner.inprocess import InProcessRunner
 from rnngrade.runner.proxy import ModuleProxy
+from rnngrade.worker_helpers import Registry
 
 CHECK_KEY = "rnngrade_check"
 # A function of a lab name returning that lab's assets for this session.
@@ -62,9 +64,11 @@ def pytest_configure(config: pytest.Config) -> None:
                 from rnngrade.submission.load import load_submission
 
                 loaded = load_submission(Path(path), lab)
-                runner = InProcessRunner.from_source(loaded.source, loaded.filename)
+                runner = InProcessRunner.from_source(loaded.source, loaded.filename,
+                                                     helpers=lab_helpers(lab).registry)
             else:
-                runner = InProcessRunner(lab_assets(lab.name).reference)
+                runner = InProcessRunner(lab_assets(lab.name).reference,
+                                         helpers=lab_helpers(lab).registry)
             proxies[lab.name] = ModuleProxy(runner)
         return proxies[lab.name]
 
@@ -75,17 +79,25 @@ def _assets(item: pytest.Item) -> LabAssets:
     return item.config.stash[LAB_ASSETS](lab_of(Path(item.path)))
 
 
+def _helpers(item: pytest.Item) -> Registry:
+    """The grader helpers of the item's lab (its own ``helpers.py`` and the generic ones)."""
+    return lab_helpers(lab_of(Path(item.path))).registry
+
+
 @pytest.fixture
 def reference() -> ModuleProxy:
     """The lab's reference solution (trusted, in this process)."""
-    return ModuleProxy(InProcessRunner(_assets(current_item()).reference), "reference")
+    item = current_item()
+    return ModuleProxy(InProcessRunner(_assets(item).reference, helpers=_helpers(item)),
+                       "reference")
 
 
 @pytest.fixture
 def check(student: ModuleProxy, reference: ModuleProxy) -> Checker:
     """Compare the student with the reference; diagnose failures with the lab's mutants."""
     item = current_item()
-    mutants = [(m, ModuleProxy(InProcessRunner(module), m.name))
+    helpers = _helpers(item)
+    mutants = [(m, ModuleProxy(InProcessRunner(module, helpers=helpers), m.name))
                for m, module in _assets(item).mutants]
 
     def record(entry: CheckRecord) -> None:

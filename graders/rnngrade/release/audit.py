@@ -1,11 +1,12 @@
 """Leak audit of a student release: nothing of the solutions, hidden suites or mutants in it.
 
 Secret text is every non-trivial line inside a ``# BEGIN SOLUTION`` region of a reference, every
-non-trivial line of a file under ``graders/suites/``, and every non-trivial line of a mutant's edit
-(old and new text). A secret is a leak when it appears anywhere in the release (a file, a notebook
-cell, a member of an .npz) unless the course already publishes it in ``assignments/`` (an
-instructor may quote a formula in a README, and a filled-in helper of the stub may share a line
-with a solution); a hidden-suite line is also excused when the shipped checks library holds it.
+non-trivial line of a file under ``graders/suites/`` (a lab's public ``lab.yaml`` aside), and
+every non-trivial line of a mutant's edit (old and new text). A secret is a leak when it appears
+anywhere in the release (a file, a notebook cell, a member of an .npz) unless the course already
+publishes it in ``assignments/`` (an instructor may quote a formula in a README, and a filled-in
+helper of the stub may share a line with a solution); a hidden-suite line is also excused when
+the shipped checks library holds it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rnngrade.authoring.stubs import solution_regions
-from rnngrade.labs import available_labs
+from rnngrade.labs import METADATA, available_labs
 
 MIN_LENGTH = 10  # shorter lines (``else:``, ``)``) say nothing about a solution
 # Lines that say nothing either: returning names, imports, the first line of a raise.
@@ -66,8 +67,8 @@ def suite_lines(root: Path) -> dict[str, str]:
     secrets: dict[str, str] = {}
     suites = root / "graders" / "suites"
     for path in sorted(suites.rglob("*")) if suites.is_dir() else []:
-        if not path.is_file() or "__pycache__" in path.parts:
-            continue
+        if not path.is_file() or "__pycache__" in path.parts or path.name == METADATA:
+            continue  # a lab's metadata (title, module, function names) is public
         for number, line in enumerate(path.read_text(encoding="utf-8", errors="ignore")
                                       .splitlines(), start=1):
             text = significant(line)

@@ -1,9 +1,10 @@
 """The student-side subset of the ``rnngrade`` package that ships with the public tests.
 
-It is the closure, over ``rnngrade.*`` imports (lazy ones included), of the modules the student
-plugin, the public tests and the notebook runner use. A module of the trusted side (grading
-engine, sandbox, suites, diagnosis, authoring, instructor tooling) in that closure is an error,
-never a silent inclusion.
+It is the closure, over ``rnngrade.*`` imports (lazy ones included), of the public testing API
+(``rnngrade.testing``, the only module public tests may import), the pytest plugin behind the
+``student`` fixture and the notebook runner (``rnngrade.checks``). A module of the trusted side
+(grading engine, sandbox, suites, diagnosis, authoring, instructor tooling) in that closure is an
+error, never a silent inclusion; so is a public test importing anything but ``rnngrade.testing``.
 """
 
 from __future__ import annotations
@@ -14,18 +15,10 @@ from pathlib import Path
 from rnngrade.errors import ExitCode, RnngradeError
 
 PACKAGE = "rnngrade"
+PUBLIC_API = "rnngrade.testing"
 
 # Where the student side starts (``rnngrade.checks`` means every module of that package).
-SEEDS = (
-    "rnngrade",
-    "rnngrade.checks",
-    "rnngrade.runner.base",
-    "rnngrade.runner.inprocess",
-    "rnngrade.runner.proxy",
-    "rnngrade.submission.module_builder",
-    "rnngrade.submission.standins",
-    "rnngrade.submission.notebook",
-)
+SEEDS = (PACKAGE, PUBLIC_API, "rnngrade.checks")
 
 # Trusted-side modules: never shipped, whatever imports them.
 FORBIDDEN = (
@@ -133,10 +126,17 @@ def student_modules(extra: tuple[str, ...] = (), base: Path | None = None) -> di
 
 
 def public_test_imports(paths: list[Path]) -> tuple[str, ...]:
-    """The ``rnngrade.*`` modules the public test files import."""
+    """The ``rnngrade.*`` modules the public test files import; PackageError when one imports
+    anything but the public testing API (``rnngrade.testing`` and the names it exports)."""
     found: set[str] = set()
     for path in paths:
-        found |= imported_modules(path.read_text(encoding="utf-8"), "assignments", False)
+        imported = imported_modules(path.read_text(encoding="utf-8"), "assignments", False)
+        internal = sorted(m for m in imported
+                          if m != PUBLIC_API and m.rpartition(".")[0] != PUBLIC_API)
+        if internal:
+            raise PackageError(f"{path.name} imports {', '.join(internal)}; public tests import "
+                               f"only {PUBLIC_API}")
+        found |= imported
     return tuple(sorted(found))
 
 

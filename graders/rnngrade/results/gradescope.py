@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rnngrade.formatting import format_points
 from rnngrade.results.model import GradeResult, Outcome, TestResult
 
 
@@ -12,7 +13,7 @@ def test_output(test: TestResult) -> str:
     lines = []
     if test.message:
         lines.append(test.message)
-    lines += [f"diagnosis: {d}" for d in test.diagnosis]
+    lines += [f"likely mistake: {d}" for d in test.diagnosis]
     if test.hint:
         lines.append(f"hint: {test.hint}")
     if test.cases_total > 1:
@@ -25,7 +26,8 @@ test_output.__test__ = False  # type: ignore[attr-defined]
 
 
 def overall_output(result: GradeResult) -> str:
-    lines = [f"{result.lab} — {result.lab_title}: {_num(result.score)}/{_num(result.max_score)}"]
+    lines = [f"{result.lab} — {result.lab_title}: "
+             f"{format_points(result.score)}/{format_points(result.max_score)}"]
     if result.error:
         lines.append(f"Your submission could not be graded: {result.error}")
     lines += result.notes
@@ -50,7 +52,7 @@ def to_gradescope(result: GradeResult) -> dict[str, Any]:
                 "outcome": test.outcome,
                 "output": test_output(test),
                 "visibility": test.visibility,
-                "diagnosis": test.diagnosis,
+                "diagnosis": [d.to_dict() for d in test.diagnosis],
                 "hint": test.hint,
                 "cases_passed": test.cases_passed,
                 "cases_total": test.cases_total,
@@ -72,7 +74,3 @@ def to_gradescope(result: GradeResult) -> dict[str, Any]:
         # the grader failed, with the traceback of an unexpected failure.
         "grader_detail": result.grader_detail,
     }
-
-
-def _num(value: float) -> str:
-    return f"{value:.2f}".rstrip("0").rstrip(".")

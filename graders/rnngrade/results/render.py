@@ -8,17 +8,14 @@ from pathlib import Path
 
 import jinja2
 
+from rnngrade.diagnosis.feedback import fix_sections
+from rnngrade.formatting import format_points
 from rnngrade.paths import templates_dir
 from rnngrade.results.gradescope import overall_output, test_output, to_gradescope
 from rnngrade.results.model import GradeResult
 
 MARKDOWN_LIMIT = 60 * 1024  # GitHub comments take 65,536 characters; keep room for a wrapper
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "results.schema.json"
-
-
-def format_points(value: float) -> str:
-    """3 → "3", 3.5 → "3.5", 2.6667 → "2.67"."""
-    return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
 @cache
@@ -33,6 +30,7 @@ def environment() -> jinja2.Environment:
     env.filters["num"] = format_points
     env.filters["md_escape"] = lambda s: str(s).replace("|", "\\|").replace("\n", "<br>")
     env.globals["test_output"] = test_output
+    env.globals["fix_sections"] = fix_sections
     return env
 
 

@@ -7,8 +7,9 @@ tuples and dicts with string keys of those; plus three tokens defined here:
 
 - ``Handle``: an object the student returned that is not plain data (a cache). It stays on the
   student side; passing the handle back as an argument passes the original object.
-- ``FunctionRef``: a callable argument. The student side builds it by calling
-  ``rnngrade.worker_helpers.FUNCTIONS[name](*args)`` (grader code running beside the student's).
+- ``FunctionRef``: a callable argument. The student side builds it by calling the factory
+  ``name(*args)`` registered with ``@function`` (``rnngrade.worker_helpers``, or the lab's own
+  ``helpers.py``): grader code running beside the student's.
 - ``ArgRef``: inside a ``FunctionRef``'s args, "the decoded positional argument number ``index``
   of this call", so a function can read the very array the student perturbs.
 
@@ -84,8 +85,9 @@ class StudentError(Exception):
         self.function = function
         self.stdout = stdout
         self.stderr = stderr
-        # set by the grader when a known mistake (mutant) fails in exactly the same way
-        self.diagnosis: list[str] = []
+        # set by the grader when a known mistake (mutant) fails in exactly the same way:
+        # rnngrade.results.model.Diagnosis objects (the trusted side's type)
+        self.diagnosis: list[Any] = []
         self.hint = ""
 
     def __str__(self) -> str:
@@ -104,8 +106,13 @@ class StudentRunner(Protocol):
 
     def call_helper(self, helper: str, args: tuple = (), kwargs: dict | None = None, *,
                     timeout: float | None = None) -> CallResult:
-        """Call ``rnngrade.worker_helpers.HELPERS[helper](student_module, *args, **kwargs)``
-        on the student side (e.g. autograd through a student function)."""
+        """Call the grader helper ``helper(student_module, *args, **kwargs)`` (generic, or the
+        lab's own) on the student side (e.g. autograd through a student function)."""
+        ...
+
+    def use_limits(self, limits: Any) -> None:
+        """Apply ``limits`` (a ``rnngrade.sandbox.limits.Limits``) to the calls that follow, as
+        far as this runner enforces limits at all."""
         ...
 
     def has_function(self, function: str) -> bool:

@@ -9,6 +9,8 @@ import dis
 import io
 import time
 import types
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -23,20 +25,24 @@ from rnngrade.runner.base import (
     StudentError,
 )
 from rnngrade.submission.module_builder import build_module
+from rnngrade.worker_helpers import GENERIC, Registry
 
 
 class InProcessRunner:
     """Calls a module's functions directly, on deep copies of the arguments."""
 
     def __init__(self, module: types.ModuleType, notes: list[str] | None = None,
-                 fatal: str | None = None, capture: bool = False) -> None:
+                 fatal: str | None = None, capture: bool = False,
+                 helpers: Registry | None = None) -> None:
         self.module = module
         self._notes = list(notes or [])
         self._fatal = fatal
         self._capture = capture
+        self.helpers = helpers or GENERIC  # the lab's grader helpers (see worker_helpers)
 
     @classmethod
-    def from_source(cls, source: str, filename: str, capture: bool = True) -> InProcessRunner:
+    def from_source(cls, source: str, filename: str, capture: bool = True,
+                    helpers: Registry | None = None) -> InProcessRunner:
         """Build the module; with ``capture``, what its top-level code prints is discarded."""
         if not capture:
             built = build_module(source, filename)
@@ -44,7 +50,7 @@ class InProcessRunner:
             with contextlib.redirect_stdout(io.StringIO()), \
                     contextlib.redirect_stderr(io.StringIO()):
                 built = build_module(source, filename)
-        return cls(built.module, built.notes, built.fatal, capture=capture)
+        return cls(built.module, built.notes, built.fatal, capture=capture, helpers=helpers)
 
     def has_function(self, function: str) -> bool:
         return callable(getattr(self.module, function, None))
@@ -58,6 +64,9 @@ class InProcessRunner:
     def close(self) -> None:
         pass
 
+    def use_limits(self, limits: object) -> None:
+        """Nothing to apply: this runner enforces no limit (see the module docstring)."""
+
     def call(self, function: str, args: tuple = (), kwargs: dict | None = None, *,
              timeout: float | None = None, head: int | None = None) -> CallResult:
         if self._fatal:
@@ -70,18 +79,21 @@ class InProcessRunner:
 
     def call_helper(self, helper: str, args: tuple = (), kwargs: dict | None = None, *,
                     timeout: float | None = None) -> CallResult:
-        from rnngrade.worker_helpers import HELPERS
-
         if self._fatal:
             raise StudentError(LOAD_ERROR, self._fatal, function=helper)
-        return self._invoke(helper, lambda *a, **k: HELPERS[helper](self.module, *a, **k),
+        run = self.helpers.helpers.get(helper)
+        if run is None:  # a suite asking for a helper its lab does not define
+            raise LookupError(f"no grader helper {helper!r} for this lab")
+        return self._invoke(helper, lambda *a, **k: run(self.module, *a, **k),
                             args, kwargs or {})
 
     def _invoke(self, name: str, target, args: tuple, kwargs: dict) -> CallResult:
         call_args = copy.deepcopy(tuple(args))
         call_kwargs = copy.deepcopy(dict(kwargs))
-        call_args = tuple(resolve_function_refs(a, call_args) for a in call_args)
-        call_kwargs = {k: resolve_function_refs(v, call_args) for k, v in call_kwargs.items()}
+        functions = self.helpers.functions
+        call_args = tuple(resolve_function_refs(a, call_args, functions) for a in call_args)
+        call_kwargs = {k: resolve_function_refs(v, call_args, functions)
+                       for k, v in call_kwargs.items()}
         out, err = io.StringIO(), io.StringIO()
         redirect = (contextlib.redirect_stdout(out), contextlib.redirect_stderr(err)) \
             if self._capture else (contextlib.nullcontext(), contextlib.nullcontext())
@@ -103,13 +115,13 @@ class InProcessRunner:
                           time.perf_counter() - start)
 
 
-def resolve_function_refs(value, call_args: tuple):
-    """Replace FunctionRef arguments by the grader helper callables they name."""
+def resolve_function_refs(value: Any, call_args: tuple,
+                          functions: Mapping[str, Callable[..., Any]] | None = None) -> Any:
+    """Replace a FunctionRef argument by the callable its factory (in ``functions``, by default
+    the generic ones) builds."""
     if isinstance(value, FunctionRef):
-        from rnngrade.worker_helpers import FUNCTIONS
-
         bound = tuple(call_args[a.index] if isinstance(a, ArgRef) else a for a in value.args)
-        return FUNCTIONS[value.name](*bound)
+        return (GENERIC.functions if functions is None else functions)[value.name](*bound)
     return value
 
 

@@ -744,10 +744,10 @@ def decode(buf: bytes | bytearray | memoryview, *, handles: HandleTable | None =
            report: dict | None = None) -> Any:
     """The value a message holds; raises ``ProtocolError`` for anything malformed.
 
-    Arrays and tensors share memory with ``buf`` when it is a writable ``bytearray``;
+    Arrays and tensors share memory with ``buf`` when it is a ``bytearray``;
     ``report["in_place"]`` says whether every one of them does (an unaligned array is copied,
     a CUDA tensor moved)."""
-    if type(buf) is not bytearray:
+    if not isinstance(buf, bytearray):  # a bytearray (or a channel's Payload) is used in place
         buf = bytearray(buf)
     if len(buf) > MAX_BYTES + (1 << 20):
         raise ProtocolError(f"the message is larger than {_mib(MAX_BYTES)}")

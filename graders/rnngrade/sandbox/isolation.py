@@ -4,7 +4,7 @@ inside the worker which of these are in force.
 
 Runs in processes forked from the zygote, before any student code exists in them:
 
-1. ``enter_namespaces`` (the intermediate process): new mount, PID, network, IPC and UTS
+1. ``enter_namespaces`` (the intermediate process): new mount, PID, network, IPC, UTS and cgroup
    namespaces (plus a user namespace when not root). Its next child is PID 1 of the new PID
    namespace: when that child dies, everything it started dies with it.
 2. ``build_root`` (that child, still privileged): a tmpfs root holding only read-only binds of the
@@ -14,7 +14,9 @@ Runs in processes forked from the zygote, before any student code exists in them
    Nothing is mounted unless the process is verifiably in a mount namespace of its own whose
    mounts do not propagate back.
 3. ``drop_privileges`` (when a submission is assigned): rlimits, then a uid/gid of its own with no
-   capabilities, then no_new_privs.
+   capabilities, then no_new_privs; ``hide_initial_environment`` blanks what ``/proc/1/environ``
+   and ``/proc/1/cmdline`` would show of the host; then the worker installs its ``seccomp``
+   filter.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import sys
 from dataclasses import dataclass, field
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWCGROUP = 0x02000000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
@@ -94,7 +97,7 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int,
 
 def namespace_ids() -> dict[str, str]:
     ids = {}
-    for name in ("mnt", "pid", "net", "ipc", "uts", "user"):
+    for name in ("mnt", "pid", "net", "ipc", "uts", "user", "cgroup"):
         try:
             ids[name] = os.readlink(f"/proc/self/ns/{name}")
         except OSError:
@@ -153,7 +156,9 @@ def enter_namespaces(isolate: bool) -> list[str]:
     uid, gid = os.geteuid(), os.getegid()
     if user:
         flags |= CLONE_NEWUSER
-    if _libc.unshare(flags) == 0:
+    # a cgroup namespace, where the kernel has them: /proc/self/cgroup then shows "/", not the
+    # host's cgroup path
+    if _libc.unshare(flags | CLONE_NEWCGROUP) == 0 or _libc.unshare(flags) == 0:
         if user:
             _map_user(uid, gid)
         return []
@@ -355,6 +360,29 @@ def _drop_capabilities() -> list[str]:
     return []
 
 
+WORKER_TITLE = b"rnngrade-worker"
+
+
+def hide_initial_environment() -> None:
+    """Blank the memory that ``/proc/self/environ`` and ``/proc/self/cmdline`` show: the
+    environment and command line the zygote was started with (the host's PATH, the
+    interpreter's path). Only after ``scrub_environment``: the C library's environment then no
+    longer points there."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        # fields 48-51 of proc(5): arg_start, arg_end, env_start, env_end (from field 3 on here)
+        arg_start, arg_end, env_start, env_end = (int(x) for x in fields[45:49])
+    except (OSError, ValueError, IndexError):
+        return
+    if 0 < env_start < env_end:
+        ctypes.memset(env_start, 0, env_end - env_start)
+    if 0 < arg_start < arg_end:
+        ctypes.memset(arg_start, 0, arg_end - arg_start)
+        title = WORKER_TITLE[: arg_end - arg_start - 1]
+        ctypes.memmove(arg_start, title, len(title))
+
+
 def scrub_environment() -> None:
     kept = {k: v for k, v in os.environ.items() if k in KEPT_ENV}
     os.environ.clear()
@@ -409,6 +437,7 @@ def verify(ctx: Context, limits: dict, device: str) -> tuple[dict[str, bool], di
                                       "would count every process of the grader's uid): a fork "
                                       "bomb runs until the call's time limit ends the worker "
                                       "and its PID namespace")
+    cgroups = _read("/proc/self/cgroup")
     protections = {
         "separate process": True,
         "private filesystem": private_fs,
@@ -422,8 +451,21 @@ def verify(ctx: Context, limits: dict, device: str) -> tuple[dict[str, bool], di
         "resource limits": rlimits,
         "scrubbed environment": set(os.environ) <= KEPT_ENV | set(WORKER_ENV),
         "output captured": all(_is_fifo(fd) for fd in (1, 2)),
+        "cgroup namespace": other("cgroup") and bool(cgroups) and all(
+            line.endswith(b":/") for line in cgroups.splitlines()),
+        "host environment hidden in /proc": (_read("/proc/self/environ").strip(b"\0") == b""
+                                             and _read("/proc/self/cmdline").rstrip(b"\0")
+                                             == WORKER_TITLE),
     }
     return protections, details
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(1 << 16)
+    except OSError:
+        return b""
 
 
 def exposed(path: str, binds: list[str]) -> bool:

@@ -1,9 +1,13 @@
-"""Resource limits of one sandboxed worker process."""
+"""Resource limits of one sandboxed worker process, and how a lab or a test writes them."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 
 def default_processes() -> int:
@@ -26,8 +30,7 @@ class Limits:
     disk_bytes: int = 128 << 20  # size of each of the worker's tmpfs (working dir, /tmp)
 
     def __post_init__(self) -> None:
-        for name in ("call_seconds", "cpu_seconds", "memory_bytes", "file_bytes", "open_files",
-                     "processes", "output_bytes", "disk_bytes"):
+        for name in FIELDS:
             if not getattr(self, name) > 0:
                 raise ValueError(f"Limits.{name} must be positive")
 
@@ -36,6 +39,37 @@ class Limits:
         return {"cpu_seconds": int(self.cpu_seconds), "memory_bytes": int(self.memory_bytes),
                 "file_bytes": int(self.file_bytes), "open_files": int(self.open_files),
                 "processes": int(self.processes), "disk_bytes": int(self.disk_bytes)}
+
+    def overridden(self, values: Mapping[str, Any], where: str) -> Limits:
+        """These limits with ``values`` (field name → number, or a size such as ``"512 MiB"``
+        for the ``*_bytes`` fields) in place; ``where`` names the source in the ValueError
+        raised for an unknown field or a bad value."""
+        changes: dict[str, Any] = {}
+        for name, value in values.items():
+            if name not in FIELDS:
+                raise ValueError(f"{where}: unknown limit {name!r}; the limits are "
+                                 + ", ".join(FIELDS))
+            changes[name] = _parse(name, value, where)
+        return dataclasses.replace(self, **changes)
+
+
+FIELDS = tuple(f.name for f in dataclasses.fields(Limits))
+_UNITS = {"": 1, "b": 1, "bytes": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+
+
+def _parse(name: str, value: Any, where: str) -> float | int:
+    """One limit's value: seconds as a number, sizes as a number of bytes or ``"4 GiB"``."""
+    if name.endswith("_bytes") and isinstance(value, str):
+        match = _SIZE.match(value)
+        unit = match.group(2).lower() if match else ""
+        if match is None or unit not in _UNITS:
+            raise ValueError(f"{where}: {name} must be a number of bytes or a size such as "
+                             f"'512 MiB' or '4 GiB', not {value!r}")
+        value = float(match.group(1)) * _UNITS[unit]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"{where}: {name} must be a positive number, not {value!r}")
+    return float(value) if name == "call_seconds" else int(value)
 
 
 def describe_bytes(n: int) -> str:

@@ -1,8 +1,10 @@
 """``SandboxRunner``: the grader's side of a jailed worker (see ``StudentRunner``).
 
-Every call is one request and one reply over the worker's socketpair, under a wall-clock
-deadline; stdout and stderr arrive on pipes, drained while waiting and cut at
-``Limits.output_bytes``. A worker that hangs is killed; one that dies is reaped and the cause
+Every call is one request and one reply (the types of ``protocol``) over the worker's socketpair,
+under a wall-clock deadline; stdout and stderr arrive on pipes, drained while waiting and cut at
+``Limits.output_bytes``. Everything the worker sends is capped here, as it is read: a reply by its
+kind (a result at most the memory limit, an error report 64 KiB), each text field by
+``protocol.decode_reply``. A worker that hangs is killed; one that dies is reaped and the cause
 named (a signal, an exit status, the CPU limit); the next call gets a fresh worker that loads the
 submission again. A submission whose loading fails that way is a load error for good.
 """
@@ -18,7 +20,7 @@ import socket
 import threading
 import time
 import weakref
-from typing import Any
+from typing import NoReturn
 
 from rnngrade.runner.base import (
     CRASH,
@@ -32,17 +34,39 @@ from rnngrade.runner.base import (
     StudentError,
 )
 from rnngrade.sandbox import affinity
-from rnngrade.sandbox.channel import ChannelClosed, ChannelTimeout, FrameReader, send_frame
-from rnngrade.sandbox.codec import ProtocolError, decode, encode
+from rnngrade.sandbox.channel import (
+    MAX_FRAME,
+    ChannelClosed,
+    ChannelTimeout,
+    FrameReader,
+    FrameRefused,
+    send_frame,
+)
+from rnngrade.sandbox.codec import ProtocolError
 from rnngrade.sandbox.limits import Limits, describe_bytes, describe_seconds
+from rnngrade.sandbox.protocol import (
+    Call,
+    Failed,
+    Found,
+    Has,
+    Hello,
+    Kind,
+    Load,
+    Loaded,
+    Reply,
+    Request,
+    Value,
+    decode_reply,
+    encode_message,
+    expecting,
+    reply_caps,
+)
 from rnngrade.sandbox.zygote import SandboxUnavailable, ZygoteClient, shared_client
 
 REQUIRED = ("private filesystem", "unprivileged uid")
 HELLO_SECONDS = 60.0
 SPIN_SECONDS = 150e-6  # unpinned: a reply polled for this long first costs no wake-up
 BACK_TO_BACK = 300e-6  # a call this soon after the last reply finds the worker still polling
-KINDS = frozenset({"exception", "not_implemented", "missing_function", "load_error", "timeout",
-                   "memory", "crash", "exit", "protocol", "output_limit"})
 TRUNCATED = "\n[... truncated]"
 ABORTED = "Fatal Python error: Aborted"  # what faulthandler writes on SIGABRT
 SIGNALS = {
@@ -83,14 +107,15 @@ class _Worker:
     """One worker process, seen from the grader."""
 
     def __init__(self, pid: int, sock: socket.socket, out_fd: int, err_fd: int,
-                 output_bytes: int) -> None:
+                 output_bytes: int, caps: dict[int, int]) -> None:
         self.pid = pid
         self.pidfd: int | None = None
         with contextlib.suppress(AttributeError, OSError):
             self.pidfd = os.pidfd_open(pid)
         self.sock = sock
         sock.setblocking(False)
-        self.reader = FrameReader(sock)
+        self.caps = caps  # the largest payload of each kind of reply
+        self.reader = FrameReader(sock, expecting(caps, Kind.HELLO))
         self.poller = select.poll()
         self.poller.register(sock.fileno(), select.POLLIN)
         self.streams: dict[int, _Capture] = {}
@@ -134,26 +159,33 @@ class _Worker:
             affinity.set_all_threads(self.pid, cpus)
             self.cpu = None
 
-    def send(self, parts: list, deadline: float) -> None:
+    def send(self, frame: tuple[Kind, list], deadline: float) -> None:
+        """Send an encoded request (``_encode_request``)."""
+        kind, parts = frame
         try:
-            send_frame(self.sock, parts, deadline)
+            send_frame(self.sock, kind, parts, deadline)
         except (ChannelClosed, OSError) as exc:
             if isinstance(exc, ChannelTimeout):
                 raise
             raise _Died() from None
 
-    def receive(self, deadline: float, spin: float = 0.0,
-                widen: tuple[float, set[int]] | None = None) -> Any:
-        """The next message; raises ChannelTimeout, _Died or ProtocolError. ``spin``: seconds
-        to poll without sleeping first (a quick reply then costs no wake-up of this CPU).
-        ``widen``: (time.monotonic() at which, CPUs): a pinned worker still busy then may run
-        on any of those CPUs."""
+    def expect(self, *kinds: Kind) -> None:
+        """The kinds of reply the next frame may be (any other is refused from its header)."""
+        self.reader.caps = expecting(self.caps, *kinds)
+
+    def receive(self, deadline: float, seq: int | None = None, spin: float = 0.0,
+                widen: tuple[float, set[int]] | None = None) -> Reply:
+        """The next reply, of a kind ``expect``ed and answering request ``seq``; raises
+        ChannelTimeout, _Died or ProtocolError. ``spin``: seconds to poll without sleeping
+        first (a quick reply then costs no wake-up of this CPU). ``widen``:
+        (time.monotonic() at which, CPUs): a pinned worker still busy then may run on any of
+        those CPUs."""
         if spin:
             until = time.perf_counter() + spin
             while True:
-                payload = self._read_reply()
-                if payload is not None:
-                    return decode(payload)
+                frame = self._read_reply()
+                if frame is not None:
+                    return decode_reply(*frame, seq)
                 if time.perf_counter() > until:
                     break
         while True:
@@ -171,21 +203,21 @@ class _Worker:
                 if fd in self.streams:
                     self._read_stream(fd)
                     continue
-                payload = self._read_reply()
-                if payload is not None:
-                    return decode(payload)
+                frame = self._read_reply()
+                if frame is not None:
+                    return decode_reply(*frame, seq)
 
-    def _read_reply(self) -> bytearray | None:
-        """A whole frame if one has arrived (the output written before it drained too), else
-        None; raises _Died when the channel closed."""
+    def _read_reply(self) -> tuple[int, bytearray] | None:
+        """(kind, payload) of a whole frame if one has arrived (the output written before it
+        drained too), else None; raises _Died when the channel closed."""
         try:
-            payload = self.reader.read_some()
+            frame = self.reader.read_some()
         except ChannelClosed:
             self.drain()
             raise _Died() from None
-        if payload is not None:
+        if frame is not None:
             self.drain()
-        return payload
+        return frame
 
     def _read_stream(self, fd: int) -> bool:
         try:
@@ -250,11 +282,13 @@ class SandboxRunner:
 
     def __init__(self, source: str, filename: str, *, device: str = "cpu",
                  limits: Limits | None = None, allow_unprotected: bool = False,
-                 standby: bool = True) -> None:
+                 standby: bool = True, helpers: str = "") -> None:
         self.source = source
+        self.helpers = helpers  # a lab's helpers file, run in the worker beside the generic ones
         self.filename = filename
         self.device = device
         self.limits = limits or Limits()
+        self._caps = reply_caps(result_cap(self.limits))
         self.allow_unprotected = allow_unprotected
         self.standby = standby
         self._lock = threading.RLock()
@@ -288,6 +322,15 @@ class SandboxRunner:
                     timeout: float | None = None) -> CallResult:
         return self._call(helper, args, kwargs or {}, timeout, helper=True)
 
+    def use_limits(self, limits: Limits) -> None:
+        """Limits for the calls that follow; a worker started under other kernel limits (CPU,
+        memory, ...) is replaced by one that loads the submission again under these."""
+        with self._lock:
+            worker = self._holder[0]
+            if worker is not None and limits.as_wire() != self.limits.as_wire():
+                self._abandon(worker)
+            self.limits = limits
+
     def has_function(self, function: str) -> bool:
         with self._lock:
             self._ready()
@@ -296,10 +339,10 @@ class SandboxRunner:
             if function in self._defined:  # a function the loaded module defined
                 return True
             try:
-                reply = self._exchange(("has", None, function), function, None)
+                reply = self._exchange(Has(self._next_seq(), function), function, None)
             except StudentError:
                 return False
-            return reply[2] is True
+            return type(reply) is Found and reply.found
 
     def load_notes(self) -> list[str]:
         with self._lock:
@@ -343,20 +386,21 @@ class SandboxRunner:
             if self._fatal is not None:
                 raise StudentError(LOAD_ERROR, self._fatal, function=name)
             started = time.perf_counter()
-            reply = self._exchange(("call", None, name, tuple(args), dict(kwargs), helper,
-                                    head), name, timeout)
+            request = Call(self._next_seq(), name, tuple(args), dict(kwargs), helper, head)
+            reply = self._exchange(request, name, timeout)
             worker = self._holder[0]
             out = worker.out.take() if worker else ""
             err = worker.err.take() if worker else ""
-            if reply[0] == "error":
-                _, _, kind, message, recycle = reply
-                if recycle:
+            if type(reply) is Failed:
+                if reply.recycle:
                     self._discard()
-                raise StudentError(kind, message, function=name, stdout=out, stderr=err)
-            _, _, value, args_after, kwargs_after = reply
-            if args_after is None:  # the worker vouches the call changed none of them
-                args_after, kwargs_after = args, kwargs
-            return CallResult(value, args_after, kwargs_after, out, err,
+                raise StudentError(reply.kind, reply.message, function=name, stdout=out,
+                                   stderr=err)
+            assert type(reply) is Value
+            if reply.args is None:  # the worker vouches the call changed none of them
+                return CallResult(reply.value, args, kwargs, out, err,
+                                  time.perf_counter() - started)
+            return CallResult(reply.value, reply.args, reply.kwargs or {}, out, err,
                               time.perf_counter() - started)
 
     def _ready(self) -> None:
@@ -368,20 +412,23 @@ class SandboxRunner:
         if self._loading is not None:
             self._finish_load()
 
-    def _exchange(self, message: tuple, name: str, timeout: float | None) -> tuple:
-        """Send a request to the loaded worker and return its checked reply; failures of the
-        worker become StudentError."""
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _exchange(self, request: Call | Has, name: str, timeout: float | None) -> Reply:
+        """Send a request to the loaded worker and return its checked reply (a Value or Found,
+        or Failed); failures of the worker, and replies that fail the checks, become
+        StudentError."""
         worker = self._holder[0]
         if worker is None:
             raise StudentError(LOAD_ERROR, self._fatal or "no worker", function=name)
-        self._seq += 1
-        seq = self._seq
-        message = (message[0], seq, *message[2:])
         limit = timeout if timeout is not None else self.limits.call_seconds
         worker.drain()
         worker.out.take()
         worker.err.take()
-        parts = _encode_request(message)
+        frame = _encode_request(request)
+        worker.expect(Kind.VALUE if type(request) is Call else Kind.FOUND, Kind.FAILED)
         deadline = time.monotonic() + limit
         try:
             # Calls in quick succession: the unpinned worker is still polling on another CPU,
@@ -392,12 +439,12 @@ class SandboxRunner:
                     worker.widen(self._cpus)
                 else:
                     pinned = worker.follow(self._cpus)
-            worker.send(parts, deadline)
+            worker.send(frame, deadline)
             if pinned:
-                reply = worker.receive(deadline, 0.0,
+                reply = worker.receive(deadline, request.seq, 0.0,
                                        (time.monotonic() + affinity.WIDEN_AFTER, self._cpus))
             else:
-                reply = worker.receive(deadline, SPIN_SECONDS)
+                reply = worker.receive(deadline, request.seq, SPIN_SECONDS)
             worker.replied = time.monotonic()
         except ChannelTimeout:
             worker.kill()
@@ -406,16 +453,12 @@ class SandboxRunner:
             self._failed(worker, name)
         except ProtocolError as exc:
             worker.kill()
-            self._failed(worker, name, protocol=str(exc))
+            self._failed(worker, name, protocol=_refusal(exc, name))
         except BaseException:  # interrupted (Ctrl-C in the grader): the worker is mid-call
             self._abandon(worker)
             raise
         finally:
             worker.let_go(self._cpus)
-        expected = "has" if message[0] == "has" else None
-        if not _valid_reply(reply, seq, expected):
-            worker.kill()
-            self._failed(worker, name, protocol="an unexpected reply")
         return reply
 
     def _abandon(self, worker: _Worker) -> None:
@@ -428,7 +471,7 @@ class SandboxRunner:
         worker.close()
 
     def _failed(self, worker: _Worker, name: str, timed_out: float | None = None,
-                protocol: str | None = None) -> None:
+                protocol: str | None = None) -> NoReturn:
         """The worker is gone (or must go): reap it, name the cause, raise StudentError."""
         out, err = worker.out.take(), worker.err.take()
         kind, message = self._cause(worker, name, timed_out, protocol, err)
@@ -443,7 +486,7 @@ class SandboxRunner:
         if timed_out is not None:
             return TIMEOUT, f"{name} timed out after {describe_seconds(timed_out)}"
         if protocol is not None:
-            return PROTOCOL, f"{name}: the worker sent data that cannot be graded ({protocol})"
+            return PROTOCOL, protocol
         if worker.killed and not was_killed:  # its channel closed, yet it did not end
             return PROTOCOL, (f"{name}: the worker closed its channel to the grader and stopped "
                               "answering")
@@ -505,11 +548,11 @@ class SandboxRunner:
                                                        self._isolate,
                                                        fresh=fresh or not self.standby)
         spawned = time.perf_counter()
-        worker = _Worker(pid, sock, out_fd, err_fd, self.limits.output_bytes)
+        worker = _Worker(pid, sock, out_fd, err_fd, self.limits.output_bytes, self._caps)
         self._holder[0] = worker
         try:
             hello = worker.receive(time.monotonic() + HELLO_SECONDS)
-        except (ChannelTimeout, _Died, ProtocolError) as exc:
+        except (ChannelTimeout, _Died, ProtocolError) as exc:  # no student code ran yet
             worker.kill()
             errors = worker.err.take().strip()[-2000:]
             self._holder[0] = None  # not a failure of the submission's: no restart counted
@@ -522,14 +565,10 @@ class SandboxRunner:
         except BaseException:
             self._abandon(worker)
             raise
-        if not (type(hello) is tuple and len(hello) == 3 and hello[0] == "hello"
-                and type(hello[1]) is dict and type(hello[2]) is dict):
-            worker.kill()
-            self._reap(worker)
-            raise SandboxUnavailable("a worker process did not start properly")
+        assert type(hello) is Hello  # the only kind expected
         self.startup = {"spawn": spawned - started, "hello": time.perf_counter() - started}
-        self._protections = {str(k): v is True for k, v in hello[1].items()}
-        self._details = {str(k): str(v) for k, v in hello[2].items()}
+        self._protections = dict(hello.protections)
+        self._details = dict(hello.details)
         missing = [m for m in REQUIRED if not self._protections.get(m)]
         if missing and not self.allow_unprotected:
             worker.kill()
@@ -541,10 +580,10 @@ class SandboxRunner:
                 "namespaces, as root or with unprivileged user namespaces.")
         # Only now, protections checked, does the submission's source leave the grader.
         deadline = time.monotonic() + self.limits.call_seconds
+        worker.expect(Kind.LOADED)
         try:
-            worker.send(_encode_request(("load", self.source, self.filename,
-                                         self._generation << 32)),
-                        deadline)
+            worker.send(_encode_request(Load(self.source, self.filename,
+                                             self._generation << 32, self.helpers)), deadline)
         except (ChannelTimeout, _Died):
             pass  # the reply (or its absence) tells
         except BaseException:
@@ -569,8 +608,10 @@ class SandboxRunner:
             return
         except (_Died, ProtocolError) as exc:
             worker.kill()
-            _, cause = self._cause(worker, "its top-level code",
-                                   protocol=str(exc) if isinstance(exc, ProtocolError) else None)
+            protocol = None
+            if isinstance(exc, ProtocolError):
+                protocol = _refusal(exc, "its top-level code")
+            _, cause = self._cause(worker, "its top-level code", protocol=protocol)
             self._fatal = f"the submission could not be loaded: {cause}"
             return
         except BaseException:
@@ -580,19 +621,19 @@ class SandboxRunner:
             worker.out.take()  # top-level output is not reported (as in-process)
             worker.err.take()
         self.startup["load"] = time.perf_counter() - self._load_started
-        if not (type(reply) is tuple and len(reply) == 4 and reply[0] == "loaded"
-                and type(reply[1]) is list and all(type(n) is str for n in reply[1])
-                and (reply[2] is None or type(reply[2]) is str)
-                and type(reply[3]) is list and all(type(n) is str for n in reply[3])):
-            worker.kill()
-            self._reap(worker)
-            self._fatal = "the submission could not be loaded: the worker answered nonsense"
-            return
+        assert type(reply) is Loaded  # the only kind expected
         if self._notes is None:
-            self._notes = list(reply[1])
-        self._defined = frozenset(reply[3])
-        if reply[2] is not None:
-            self._fatal = reply[2]
+            self._notes = list(reply.notes)
+        self._defined = frozenset(reply.functions)
+        if reply.fatal is not None:
+            self._fatal = reply.fatal
+
+
+def result_cap(limits: Limits) -> int:
+    """The largest result a worker may send: the protocol's limit, or the worker's memory limit
+    when that is lower (a result larger than the worker could hold cannot be honest). A larger
+    one is refused from its frame's header, unread."""
+    return min(MAX_FRAME, limits.memory_bytes)
 
 
 def _tidy_fault_report(err: str, filename: str) -> str:
@@ -611,25 +652,27 @@ def _tidy_fault_report(err: str, filename: str) -> str:
     return err[:start] + "\n".join([first, *mine]) + "\n"
 
 
-def _encode_request(message: tuple) -> list:
+def _encode_request(request: Request) -> tuple[Kind, list]:
     try:
-        return encode(message)
+        return encode_message(request)
     except ProtocolError as exc:  # the grader's own arguments: a bug of the suite
         raise TypeError(f"an argument cannot be sent to the sandbox: {exc}") from None
 
 
-def _valid_reply(reply: Any, seq: int, expected: str | None) -> bool:
-    """Whether ``reply`` has the shape of an answer to request ``seq``."""
-    if type(reply) is not tuple or len(reply) < 3:
-        return False
-    if reply[1] != seq and not (reply[0] == "error" and reply[1] == -1):  # -1: undecodable
-        return False
-    if expected == "has":
-        return reply[0] == "has" and type(reply[2]) is bool
-    if reply[0] == "ok":
-        return len(reply) == 5 and (type(reply[3]) is tuple and type(reply[4]) is dict
-                                    or reply[3] is None and reply[4] is None)
-    if reply[0] == "error":
-        return (len(reply) == 5 and reply[2] in KINDS and type(reply[3]) is str
-                and type(reply[4]) is bool)
-    return False
+_KINDS = frozenset(int(kind) for kind in Kind)
+
+
+def _refusal(exc: ProtocolError, name: str) -> str:
+    """What a student reads when the worker's reply to a call of ``name`` fails the checks."""
+    if isinstance(exc, FrameRefused) and exc.cap is not None:
+        size, cap = describe_bytes(exc.size), describe_bytes(exc.cap)
+        if exc.kind == Kind.VALUE:
+            return (f"{name} returned a value that cannot be graded: {size} of data, more than "
+                    f"the {cap} a result may take")
+        what = f"{Kind(exc.kind).label} of {size}, over the {cap} limit"
+    elif isinstance(exc, FrameRefused):
+        what = (f"{Kind(exc.kind).label} out of turn" if exc.kind in _KINDS
+                else f"a message of unknown kind {exc.kind}")
+    else:
+        what = str(exc)
+    return f"{name}: the worker sent data that cannot be graded ({what})"

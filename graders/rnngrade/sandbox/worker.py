@@ -2,15 +2,7 @@
 
 Everything here runs on the untrusted side. It decodes requests, calls the student (or a grader
 helper beside the student), and encodes the answer; the grader trusts none of what comes back and
-checks every byte (``codec.decode``). Its messages (tuples):
-
-    grader -> worker                                   worker -> grader
-    ("load", source, filename, handle_base)            ("hello", protections, details)
-    ("call", seq, name, args, kwargs, is_helper, head) ("loaded", notes, fatal, functions)
-    ("has", seq, name)                                 ("ok", seq, value, args, kwargs)
-                                                         (args, kwargs None: unchanged)
-    ("exit",)                                          ("error", seq, kind, message, recycle)
-                                                       ("has", seq, bool)
+checks every byte (``protocol.decode_reply``). Its messages are the types of ``protocol``.
 """
 
 from __future__ import annotations
@@ -43,15 +35,33 @@ from rnngrade.runner.inprocess import (
     resolve_function_refs,
     student_failure,
 )
-from rnngrade.sandbox import isolation
+from rnngrade.sandbox import isolation, seccomp
 from rnngrade.sandbox.channel import ChannelClosed, recv_frame, send_frame
 from rnngrade.sandbox.codec import HandleTable, ProtocolError, decode, encode
 from rnngrade.sandbox.limits import describe_bytes
+from rnngrade.sandbox.protocol import (
+    MAX_FUNCTIONS,
+    MESSAGE_CHARS,
+    NAME_CHARS,
+    Call,
+    Exit,
+    Failed,
+    Found,
+    Has,
+    Hello,
+    Load,
+    Loaded,
+    Message,
+    Value,
+    cap_notes,
+    cap_text,
+    decode_request,
+    encode_message,
+)
 from rnngrade.sandbox.unchanged import ArgumentGuard
 from rnngrade.submission.module_builder import build_module
-from rnngrade.worker_helpers import HELPERS
+from rnngrade.worker_helpers import GENERIC, Registry, with_lab_helpers
 
-MESSAGE_LIMIT = 4000
 SPIN_SECONDS = 100e-6  # unpinned: how long to poll for the next request before sleeping
 _FILENAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}\.py$")
 
@@ -64,6 +74,7 @@ class _State:
         self.fatal: str | None = None
         self.handles = HandleTable()
         self.pid = os.getpid()
+        self.helpers: Registry = GENERIC
 
 
 def become_worker(chan_fd: int, out_fd: int, err_fd: int, ctx: isolation.Context, limits: dict,
@@ -104,13 +115,20 @@ def become_worker(chan_fd: int, out_fd: int, err_fd: int, ctx: isolation.Context
         os.environ["HOME"] = workdir
     os.chdir(workdir)
     sys.path[:] = [p for p in sys.path if p and os.path.isdir(p)]
+    unfiltered = "isolation disabled"
+    if isolate:
+        isolation.hide_initial_environment()
+        unfiltered = seccomp.install()  # last: it may refuse what the steps above need
     protections, details = isolation.verify(ctx, limits, device)
+    protections["system call filter"] = seccomp.in_force()
+    if unfiltered and not protections["system call filter"]:
+        details["system call filter"] = unfiltered
     if problems:
         details["problems"] = "; ".join(problems)
     sock = socket.socket(fileno=chan_fd)
     sock.setblocking(True)
     state = _State(sock, limits)
-    _send(state, ("hello", protections, details))
+    _send(state, Hello(protections, details))
     serve(state)
 
 
@@ -145,9 +163,11 @@ def warm_up() -> None:
         p = {k: np.linspace(-1.0, 1.0, n * m, dtype=dtype).reshape(n, m)
              for k, n, m in (("W", 4, 4), ("U", 4, 3), ("b", 4, 1))}
         args = (np.ones((3, 2), dtype), np.zeros((4, 2), dtype), p)
-        request = decode(_joined(encode(("call", 1, "cell", args, {}, False, None))))
-        value = built.module.cell(*request[3])
-        decode(_joined(encode(("ok", 1, value, request[3], {}), handles=handles)))
+        kind, parts = encode_message(Call(1, "cell", args, {}))
+        request = decode_request(kind, _joined(parts), handles)
+        assert isinstance(request, Call)
+        value = built.module.cell(*request.args)
+        decode(_joined(encode_message(Value(1, value, request.args, {}), handles)[1]))
     for dtype in (torch.float64, torch.float32):
         x, w = decode(_joined(encode((torch.ones(2, 3, 4, dtype=dtype),
                                       torch.ones(5, 4, dtype=dtype)))))
@@ -171,9 +191,9 @@ def _text_stream(fd: int) -> io.TextIOWrapper:
                             errors="backslashreplace")
 
 
-def _send(state: _State, message: Any) -> None:
+def _send(state: _State, message: Message) -> None:
     try:
-        send_frame(state.sock, encode(message, handles=state.handles))
+        send_frame(state.sock, *encode_message(message, state.handles))
     except (ChannelClosed, OSError):
         os._exit(0)
 
@@ -184,35 +204,34 @@ def serve(state: _State) -> None:
         if not _pinned():
             _await_request(state.sock)
         try:
-            payload = recv_frame(state.sock)
+            kind, payload = recv_frame(state.sock)
         except (ChannelClosed, OSError, ProtocolError):
             os._exit(0)
         decoded: dict = {}
         try:
-            message = decode(payload, handles=state.handles, report=decoded)
+            message = decode_request(kind, payload, state.handles, decoded)
         except ProtocolError as exc:
-            _send(state, ("error", -1, PROTOCOL, f"bad request: {exc}", False))
+            _send(state, Failed(-1, PROTOCOL, f"bad request: {exc}", False))
             continue
-        op = message[0] if type(message) is tuple and message else None
-        if op == "call":
-            _, seq, name, args, kwargs, is_helper, head = message
-            del message
+        if type(message) is Call:
+            args, kwargs = message.args, message.kwargs
             guard = ArgumentGuard((args, kwargs), payload, decoded.get("in_place", False))
-            _call(state, seq, name, args, kwargs, is_helper, guard, head)
-            del payload, args, kwargs, guard
+            _call(state, message.seq, message.name, args, kwargs, message.helper, guard,
+                  message.head)
+            del message, payload, args, kwargs, guard
             continue
         del payload
-        if op == "has":
-            _, seq, name = message
+        if type(message) is Has:
             try:
-                found = callable(getattr(state.module, name, None))
+                found = callable(getattr(state.module, message.name, None))
             except BaseException:  # noqa: BLE001 - a module __getattr__ of the student's
                 found = False
-            _send(state, ("has", seq, bool(found)))
-        elif op == "load":
-            _, source, filename, handle_base = message
-            _load(state, source, filename, handle_base)
+            _send(state, Found(message.seq, bool(found)))
+        elif type(message) is Load:
+            _load(state, message.source, message.filename, message.handle_base,
+                  message.helpers)
         else:
+            assert type(message) is Exit
             _flush()
             os._exit(0)
 
@@ -241,8 +260,15 @@ def _await_request(sock: socket.socket) -> None:
         return  # end of stream: the blocking read says so
 
 
-def _load(state: _State, source: str, filename: str, handle_base: int) -> None:
+def _load(state: _State, source: str, filename: str, handle_base: int, helpers: str) -> None:
     state.handles = HandleTable(handle_base)
+    if helpers:  # the lab's own helpers, checked by the grader already; run before the student's
+        try:
+            state.helpers = with_lab_helpers(helpers, "<lab helpers>")
+        except BaseException as exc:  # noqa: BLE001 - reported, never blamed on the student
+            state.helpers = GENERIC
+            print(f"the lab's helpers failed in the worker: {type(exc).__name__}",
+                  file=sys.stderr)
     if not _FILENAME.match(filename):
         filename = "submission.py"
     try:
@@ -258,19 +284,23 @@ def _load(state: _State, source: str, filename: str, handle_base: int) -> None:
         notes: list[str] = []
     else:
         state.module, state.fatal, notes = built.module, built.fatal, built.notes
+        if state.fatal is not None:
+            state.fatal = cap_text(str(state.fatal), MESSAGE_CHARS)
     _flush()
-    _send(state, ("loaded", [str(n) for n in notes], state.fatal, _functions(state.module)))
+    _send(state, Loaded(cap_notes([str(n) for n in notes]), state.fatal,
+                        _functions(state.module)))
 
 
-def _functions(module: types.ModuleType) -> list[str]:
+def _functions(module: types.ModuleType) -> tuple[str, ...]:
     """The public names the loaded module binds to plain functions (the grader needs no round
     trip to learn that they exist; anything else it still asks about)."""
     try:
-        return [name for name, value in dict(vars(module)).items()
-                if type(name) is str and not name.startswith("_")
-                and type(value) is types.FunctionType][:10_000]
+        return tuple([name for name, value in dict(vars(module)).items()
+                      if type(name) is str and not name.startswith("_")
+                      and len(name) <= NAME_CHARS
+                      and type(value) is types.FunctionType][:MAX_FUNCTIONS])
     except BaseException:  # noqa: BLE001 - a module namespace the student tampered with
-        return []
+        return ()
 
 
 def _flush() -> None:
@@ -285,23 +315,24 @@ def _call(state: _State, seq: int, name: str, args: tuple, kwargs: dict,
           is_helper: bool, guard: ArgumentGuard, head: Any = None) -> None:
     module = state.module
     if state.fatal or module is None:
-        _send(state, ("error", seq, LOAD_ERROR, state.fatal or "not loaded", False))
+        _send(state, Failed(seq, LOAD_ERROR, state.fatal or "not loaded", False))
         return
     recycle = False
     try:
         if is_helper:
-            helper = HELPERS[name]
+            helper = state.helpers.helpers[name]
 
             def target(*a: Any, **k: Any) -> Any:
                 return helper(module, *a, **k)
         else:
             target = getattr(module, name, None)
             if not callable(target):
-                _send(state, ("error", seq, MISSING_FUNCTION,
-                              f"the submission does not define `{name}`", False))
+                _send(state, Failed(seq, MISSING_FUNCTION,
+                                    _short(f"the submission does not define `{name}`"), False))
                 return
-        call_args = tuple(resolve_function_refs(a, args) for a in args)
-        call_kwargs = {k: resolve_function_refs(v, args) for k, v in kwargs.items()}
+        functions = state.helpers.functions
+        call_args = tuple(resolve_function_refs(a, args, functions) for a in args)
+        call_kwargs = {k: resolve_function_refs(v, args, functions) for k, v in kwargs.items()}
         value = target(*call_args, **call_kwargs)
     except NotImplementedError as exc:
         kind, message = NOT_IMPLEMENTED, _not_implemented(exc, module, name)
@@ -339,48 +370,50 @@ def _call(state: _State, seq: int, name: str, args: tuple, kwargs: dict,
     if os.getpid() != state.pid:
         os._exit(0)
     _flush()
-    _send(state, ("error", seq, kind, message, recycle))
+    _send(state, Failed(seq, kind, message, recycle))
 
 
 def _reply_value(state: _State, seq: int, name: str, value: Any, args: tuple | None,
                  kwargs: dict | None) -> None:
     handles = state.handles
     try:
-        parts = encode(("ok", seq, value, args, kwargs), handles=handles)
+        kind, parts = encode_message(Value(seq, value, args, kwargs), handles)
     except BaseException:  # noqa: BLE001 - say whether the value or an argument is to blame
         pass
     else:
         try:
-            send_frame(state.sock, parts)
+            send_frame(state.sock, kind, parts)
         except (ChannelClosed, OSError):
             os._exit(0)
         return
     try:
         encode(value, handles=handles)
     except ProtocolError as exc:
-        _send(state, ("error", seq, PROTOCOL,
-                      f"{name} returned a value that cannot be graded: {exc}", False))
+        _send(state, Failed(seq, PROTOCOL,
+                            _short(f"{name} returned a value that cannot be graded: {exc}"),
+                            False))
         return
     except MemoryError:
-        _send(state, ("error", seq, MEMORY, f"{name} killed: memory limit "
-                      f"{describe_bytes(state.limits['memory_bytes'])}", True))
+        _send(state, Failed(seq, MEMORY, f"{name} killed: memory limit "
+                            f"{describe_bytes(state.limits['memory_bytes'])}", True))
         return
     except BaseException as exc:  # noqa: BLE001 - e.g. a patched torch.Tensor method
-        _send(state, ("error", seq, PROTOCOL, f"{name} returned a value that cannot be "
-                      f"sent: {type(exc).__name__}", False))
+        _send(state, Failed(seq, PROTOCOL, _short(f"{name} returned a value that cannot be "
+                                                  f"sent: {type(exc).__name__}"), False))
         return
     try:
-        parts = encode(("ok", seq, value, args, kwargs), handles=handles)
+        kind, parts = encode_message(Value(seq, value, args, kwargs), handles)
     except ProtocolError as exc:
-        _send(state, ("error", seq, PROTOCOL,
-                      f"{name} left an argument that cannot be sent back: {exc}", False))
+        _send(state, Failed(seq, PROTOCOL,
+                            _short(f"{name} left an argument that cannot be sent back: {exc}"),
+                            False))
         return
     except BaseException as exc:  # noqa: BLE001
-        _send(state, ("error", seq, PROTOCOL, f"{name} left an argument that cannot be sent "
-                      f"back: {type(exc).__name__}", True))
+        _send(state, Failed(seq, PROTOCOL, _short(f"{name} left an argument that cannot be sent "
+                                                  f"back: {type(exc).__name__}"), True))
         return
     try:
-        send_frame(state.sock, parts)
+        send_frame(state.sock, kind, parts)
     except (ChannelClosed, OSError):
         os._exit(0)
 
@@ -416,5 +449,5 @@ def _text(exc: BaseException) -> str:
 
 
 def _short(text: str) -> str:
-    return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + " [... truncated]"
+    return cap_text(text, MESSAGE_CHARS)
 

@@ -61,7 +61,8 @@ _BOOT = ("import json, socket, sys; s = socket.socket(fileno=int(sys.argv[1])); 
 
 
 class SandboxUnavailable(SandboxError, RuntimeError):
-    """The sandbox cannot run here, or cannot protect the grader here."""
+    """The sandbox cannot run here, or cannot protect the grader here (a grader error: never the
+    submission's)."""
 
 
 # ================================================================ the zygote process itself

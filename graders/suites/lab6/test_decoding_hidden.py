@@ -1,7 +1,7 @@
 """Hidden suite for lab6: decoding (SPEC.md, lab6).
 
 The decoders take a model (``step_fn``) and sampling takes a ``numpy.random.Generator``; neither is
-plain data, so a test names a model factory of ``rnngrade.worker_helpers.FUNCTIONS`` with a
+plain data, so a test names a model factory of this lab's ``helpers.py`` with a
 ``FunctionRef`` (the same model is built beside the student's code and beside the reference) and
 samples through the worker helpers ``sample_seeded`` / ``sample_counts``, which build the
 generator from a seed there.
@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from rnngrade.checks.tolerance import Tolerance
+from rnngrade.lab_helpers import lab_helpers
 from rnngrade.runner.base import FunctionRef
-from rnngrade.worker_helpers import FUNCTIONS
 
 # ------------------------------------------------------------------ models
 #
@@ -104,7 +104,7 @@ def model_cases(names):
 
 def resolve(ref):
     """The model a FunctionRef names, built here on the trusted side."""
-    return FUNCTIONS[ref.name](*ref.args)
+    return lab_helpers("lab6").registry.functions[ref.name](*ref.args)
 
 
 def as_array(log_probs):

@@ -1,4 +1,5 @@
-"""A synthetic class of submissions, for batch tests and the throughput benchmark.
+"""A synthetic class of submissions, for batch tests and the throughput benchmark (test data:
+not part of the rnngrade package).
 
 Students get, in a fixed rotation: the reference (with a unique comment, so every hash differs),
 each of the lab's mutants (one known mistake), the untouched stub, and optionally the hostile

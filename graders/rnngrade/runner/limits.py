@@ -1,0 +1,72 @@
+"""Sandbox limits per hidden test: the lab's (``lab.yaml``), or a test's own by marker.
+
+A hidden test may say ``@pytest.mark.limits(call_seconds=30)`` (any field of ``Limits``; sizes as
+bytes or ``"512 MiB"``) to override its lab's limits for its own calls; a module-level
+``pytestmark`` applies to every test of the file, a test's own marker wins over it. Registered as a
+pytest plugin by the course's root ``conftest.py``: before each hidden test's body runs, the
+student proxy gets that test's limits (``ModuleProxy.use_limits``), so the per-call wall clock
+travels with every call and a worker under other kernel limits is replaced.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rnngrade.checks.plugin import lab_of
+from rnngrade.errors import SuiteError
+from rnngrade.labs import Lab, UnknownLabError, get_lab
+from rnngrade.runner.proxy import ModuleProxy
+from rnngrade.sandbox.limits import Limits
+
+MARKER = "limits"
+
+
+def limits_for(lab: Lab, item: pytest.Item) -> Limits:
+    """The limits of ``item``'s calls into the submission: ``lab.limits`` overridden by the
+    ``limits`` markers on the item, the closest last. SuiteError for a malformed marker."""
+    limits = lab.limits
+    for marker in reversed(list(item.iter_markers(MARKER))):  # farthest (module) first
+        if marker.args:
+            raise SuiteError(f"{item.nodeid}: @pytest.mark.limits takes keywords only, e.g. "
+                             "limits(call_seconds=30)")
+        try:
+            limits = limits.overridden(marker.kwargs, f"{item.nodeid}: @pytest.mark.limits")
+        except ValueError as exc:
+            raise SuiteError(str(exc)) from None
+    return limits
+
+
+def _hidden_lab(item: pytest.Item) -> Lab | None:
+    """The lab of a hidden-suite test (``graders/suites/labN/...``), else None."""
+    path = Path(item.path)
+    if "suites" not in path.parts:
+        return None
+    try:
+        return get_lab(lab_of(path))
+    except UnknownLabError:
+        return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "limits(call_seconds=..., cpu_seconds=..., memory_bytes=..., ...): sandbox "
+                   "limits of this hidden test's calls, overriding its lab's (lab.yaml)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A malformed marker stops the suite before any submission is graded."""
+    for item in items:
+        lab = _hidden_lab(item)
+        if lab is not None:
+            limits_for(lab, item)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item):
+    yield
+    lab = _hidden_lab(item)
+    student = getattr(item, "funcargs", {}).get("student")
+    if lab is not None and isinstance(student, ModuleProxy):
+        student.use_limits(limits_for(lab, item))
