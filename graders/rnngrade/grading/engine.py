@@ -48,6 +48,7 @@ from rnngrade.runner.base import StudentRunner
 from rnngrade.runner.inprocess import InProcessRunner
 from rnngrade.runner.proxy import ModuleProxy
 from rnngrade.submission.load import LoadedSubmission, SubmissionError, load_submission
+from rnngrade.submission.source_notes import source_notes
 
 __all__ = ["DEVICES", "Grader", "close_shared_graders", "grade",
            "grade_isolated", "make_runner", "not_graded", "resolve_device", "shared_grader",
@@ -102,7 +103,8 @@ def _run_submission(loaded: LoadedSubmission, lab: Lab, device: str, inprocess: 
     limits = getattr(runner, "limits", None) or lab.limits
     try:
         collector = collect(ModuleProxy(BudgetedRunner(runner, budget, limits.call_seconds)))
-        notes = loaded.notes + runner.load_notes()
+        notes = (loaded.notes + runner.load_notes() + source_notes(loaded.source, lab)
+                 + list(collector.notes))
         protections = runner.protections()
         missing = [f for f in lab.functions if not _has(runner, f)]
     finally:
