@@ -254,8 +254,9 @@ def test_skipped_lines_name_the_function_that_cannot_be_graded():
               "# In[5]:\n\n"
               "def also_good():\n    return 2\n")
     _, notes = salvage_source(source)
-    assert notes == ["lines 4-6 do not parse as Python and were skipped — they define `clip`, "
-                     "which cannot be graded"]
+    assert notes == ["lines 4-6 do not parse as Python and were skipped (line 6: SyntaxError: "
+                     "invalid syntax. Perhaps you forgot a comma? in `g['db'] = [10.  2.5]`) — "
+                     "they define `clip`, which cannot be graded; the rest of the file is graded"]
 
 
 def test_notebook_magics_in_a_py_export_do_nothing_and_demo_failures_are_summarised():

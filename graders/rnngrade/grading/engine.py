@@ -49,6 +49,7 @@ from rnngrade.runner.inprocess import InProcessRunner
 from rnngrade.runner.proxy import ModuleProxy
 from rnngrade.submission.load import LoadedSubmission, SubmissionError, load_submission
 from rnngrade.submission.module_builder import salvage_source
+from rnngrade.submission.source_notes import source_notes
 
 __all__ = ["DEVICES", "Grader", "close_shared_graders", "grade",
            "grade_isolated", "make_runner", "not_graded", "resolve_device", "shared_grader",
@@ -105,7 +106,8 @@ def _run_submission(loaded: LoadedSubmission, lab: Lab, device: str, inprocess: 
     limits = getattr(runner, "limits", None) or lab.limits
     try:
         collector = collect(ModuleProxy(BudgetedRunner(runner, budget, limits.call_seconds)))
-        notes = list(loaded.notes) + parse_notes
+        notes = (list(loaded.notes) + parse_notes + source_notes(loaded.source, lab)
+                 + list(collector.notes))
         # the worker's notes were written after student code ran: quoted as its own output
         student_notes = [n for n in runner.load_notes() if n not in parse_notes]
         protections = runner.protections()
