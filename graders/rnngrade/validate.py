@@ -124,10 +124,12 @@ def validate_lab(lab: Lab, *, device: str = "auto", inprocess: bool = True) -> L
         report.problems.append(f"the reference scores {ref.score:g}/{ref.max_score:g} "
                                f"(failing: {failing})")
     report.margins = margin_rows(ref)
-    for row in report.margins:
-        if row.margin < REQUIRED_MARGIN:
-            report.problems.append(f"check {row.check!r}: tolerance {row.tolerance} has only a "
-                                   f"{row.margin:.1f}x margin over the reference's own error")
+    for margin_row in report.margins:
+        if margin_row.margin < REQUIRED_MARGIN:
+            report.problems.append(f"check {margin_row.check!r}: tolerance "
+                                   f"{margin_row.tolerance} has only a "
+                                   f"{margin_row.margin:.1f}x margin over the reference's own "
+                                   "error")
     stub_source = lab.stub_path().read_text(encoding="utf-8")
     report.stub = _grade_source(stub_source, lab, "stub", device=device, inprocess=inprocess)
     if report.stub.status == Status.GRADER_ERROR:
@@ -182,10 +184,12 @@ def format_report(report: LabReport) -> str:
     width = max([len(m.check) for m in report.margins] + [5])
     lines.append(f"{'check':<{width}}  {'tolerance (atol, rtol)':<24}  {'ref. error/allowed':>18}"
                  f"  {'margin':>8}")
-    for row in report.margins:
-        tol = row.tolerance.split(" (", 1)[0]
-        margin = "exact" if math.isinf(row.margin) else f"{format_magnitude(row.margin)}x"
-        lines.append(f"{row.check:<{width}}  {tol:<24}  {row.reference_ratio:>18.3g}"
+    for margin_row in report.margins:
+        tol = margin_row.tolerance.split(" (", 1)[0]
+        margin = ("exact" if math.isinf(margin_row.margin)
+                  else f"{format_magnitude(margin_row.margin)}x")
+        lines.append(f"{margin_row.check:<{width}}  {tol:<24}  "
+                     f"{margin_row.reference_ratio:>18.3g}"
                      f"  {margin:>8}")
     lines.append("")
     width = max([len(m.name) for m in report.mutants] + [6])

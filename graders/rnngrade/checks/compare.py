@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -127,12 +127,12 @@ def compare(actual: object, expected: object, tol: Tolerance, name: str, *,
     if _is_tensor(expected) and not _is_tensor(actual):
         return _fail(result, "type", f"expected a torch tensor, got {_describe(actual)}")
     if _is_tensor(expected) and _is_tensor(actual):
-        got_device, want_device = actual.device.type, expected.device.type  # type: ignore[attr-defined]
-        if got_device != want_device:
-            return _fail(result, "device", f"result is on {got_device}, expected on {want_device}"
-                         " (compute on the device of the inputs)")
-        if actual.is_complex() != expected.is_complex():  # type: ignore[attr-defined]
-            return _fail(result, "dtype", f"dtype {actual.dtype}, expected {expected.dtype}")
+        got, want = cast(Any, actual), cast(Any, expected)  # two torch tensors
+        if got.device.type != want.device.type:
+            return _fail(result, "device", f"result is on {got.device.type}, expected on "
+                         f"{want.device.type} (compute on the device of the inputs)")
+        if got.is_complex() != want.is_complex():
+            return _fail(result, "dtype", f"dtype {got.dtype}, expected {want.dtype}")
     actual_array = to_numpy(actual)
     if actual_array is None:
         kind = "a torch tensor" if _is_tensor(expected) else "a NumPy array"

@@ -109,7 +109,7 @@ def time_steps(got: Any, want: Any, tol: Tolerance, name: str,
     """Where along time a sequence output goes wrong: right for the first step and wrong from
     the second on (every failing output alike), or, for a gradient (named ``d…``), right for the
     last step only, locates a mistake in what the loop carries from step to step."""
-    steps: dict[str, list[bool]] = {}
+    steps: dict[str, list[bool | None]] = {}
     mine = dict(flatten(got, name, names))
     for label, w in flatten(want, name, names):
         g, w = to_numpy(mine.get(label)), to_numpy(w)

@@ -11,6 +11,7 @@ from rich.progress import (
     ProgressColumn,
     SpinnerColumn,
     Task,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -45,7 +46,7 @@ class RichProgress(ProgressHook):
             MofNCompleteColumn(), RateColumn(), TimeElapsedColumn(), TextColumn("eta"),
             TimeRemainingColumn(), TextColumn("[dim]{task.fields[last]}"),
             console=console, transient=False)
-        self.task = None
+        self.task: TaskID | None = None
         self.problems = 0
 
     def start(self, total: int, skipped: int) -> None:
@@ -60,6 +61,7 @@ class RichProgress(ProgressHook):
             self.problems += 1
         last = student if status == GRADED else f"{student} ({status})"
         # the column is a markup template: the student's name goes in escaped
+        assert self.task is not None, "start() comes first"
         self.progress.update(self.task, advance=1, last=escape(clean_name(last, 40)))
 
     def stop(self) -> None:

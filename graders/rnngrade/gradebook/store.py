@@ -206,7 +206,8 @@ class Gradebook:
                 "?, ?)",
                 (lab, now(), grader_version, device, isolation, executor, workers, source, host,
                  os.getpid()))
-            return int(cur.lastrowid)
+            assert cur.lastrowid is not None  # an INSERT always sets it
+            return cur.lastrowid
 
     def finish_run(self, run_id: int, status: str, graded: int, skipped: int, errors: int,
                    seconds: float, workers: int | None = None) -> None:
@@ -258,7 +259,8 @@ class Gradebook:
                  round(r.percent, 4), r.error, json.dumps(r.notes), timeouts, grader_version,
                  r.device, isolation, r.graded_at or stamp, r.execution_time, item.worker,
                  json.dumps(r.to_dict(), separators=(",", ":"))))
-            result_id = int(cur.lastrowid)
+            assert cur.lastrowid is not None  # an INSERT always sets it
+            result_id = cur.lastrowid
             db.executemany(
                 "INSERT INTO test_results (result_id, position, test, title, outcome, score, "
                 "max_score, visibility, message, diagnosis, hint, failure_kinds, cases_passed, "

@@ -205,7 +205,7 @@ def expect_gradient_check(check: Any, reference: Any, name: str, backward: Calla
             grads = grads_of(m, *a)
             mine = {key: grads.get(key) if isinstance(grads, dict) else grads for key in shapes}
             usable = [key for key, shape in shapes.items()
-                      if mine[key] is not None and np.shape(mine[key]) == shape]
+                      if (value := mine[key]) is not None and np.shape(value) == shape]
             source = m if lab is None else ModuleProxy(InProcessRunner(reference_module(lab)))
             # every entry's L(θ ± ε) in one call beside the module, on copies of the arguments
             numeric = dict(zip(usable, central_differences(
@@ -215,7 +215,9 @@ def expect_gradient_check(check: Any, reference: Any, name: str, backward: Calla
                 if key not in numeric:
                     result[key] = mine[key]  # a gradient of the wrong shape is compared as it is
                     continue
-                analytic = np.array([mine[key][i] for i in picks[key]], dtype=np.float64)
+                value = mine[key]
+                assert value is not None  # only usable keys have differences
+                analytic = np.array([value[i] for i in picks[key]], dtype=np.float64)
                 agreement = np.ones(shape)
                 for index, error in zip(picks[key], relative_error(analytic, numeric[key])):
                     agreement[index] = 1.0 + error

@@ -156,9 +156,11 @@ class Checker:
         matched = []
         key = self._key(name, probe, args) if self.mutants else None
         for mutant, proxy in self.mutants:
+            def run_mutant(proxy: Any = proxy) -> Any:
+                return probe(proxy, *args)
+
             try:
-                theirs = self._trusted(f"mutant {mutant.name}", key,
-                                       lambda proxy=proxy: probe(proxy, *args), read_only=True)
+                theirs = self._trusted(f"mutant {mutant.name}", key, run_mutant, read_only=True)
             except Exception:  # noqa: BLE001 - a mutant that raises matches nothing
                 continue
             if _agrees_on(got, theirs, tol, name, names, failing):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -80,7 +80,7 @@ class OutcomeCollector:
             return None
         if isinstance(call.excinfo.value, GraderError):
             item.user_properties.append((_FAULT_KEY, True))  # trusted code failed
-        if short_failure(call.excinfo.value) is None:
+        if short_failure(call.excinfo.value) is None or call.when == "collect":
             return None
         sections = [(f"Captured {key} {when}", content)
                     for when, key, content in report_sections(item)]
@@ -102,7 +102,7 @@ class OutcomeCollector:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for key, value in report.user_properties:
             if key == CHECK_KEY and report.when == "call":
-                self.checks[report.nodeid].append(value)
+                self.checks[report.nodeid].append(cast("dict[str, Any]", value))
             elif key == NOTE_KEY:
                 self.notes[str(value)] = None
         previous = self.cases.get(report.nodeid)
@@ -119,7 +119,7 @@ class OutcomeCollector:
                               seconds=report.duration)
         if report.passed:
             return CaseResult(item.case, Outcome.PASSED, seconds=report.duration)
-        summary = dict(report.user_properties).get(FAILURE_KEY)
+        summary = cast("dict[str, Any] | None", dict(report.user_properties).get(FAILURE_KEY))
         outcome = Outcome.FAILED if report.when == "call" else Outcome.ERROR
         trusted = (summary is None and report.when != "call") or any(
             key == _FAULT_KEY for key, _ in report.user_properties)

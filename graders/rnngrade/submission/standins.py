@@ -59,14 +59,12 @@ def make_standins(test_names: frozenset[str] = frozenset()) -> dict[str, types.M
     """Fresh stand-in modules keyed by import name. ``test_names``: the names a submission uses
     but never defines that look like platform tests; ``from public_tests import *`` gives them."""
     rnn_utils = types.ModuleType("rnn_utils")
-    rnn_utils.softmax = _softmax
-    rnn_utils.sigmoid = _sigmoid
-    rnn_utils.np = np
-    rnn_utils.__all__ = ["softmax", "sigmoid", "np"]
+    vars(rnn_utils).update(softmax=_softmax, sigmoid=_sigmoid, np=np,
+                           __all__=["softmax", "sigmoid", "np"])
     modules: dict[str, types.ModuleType] = {"rnn_utils": rnn_utils}
     for name in ("public_tests", "test_utils", "outputs"):
         module = _PlatformTestModule(name)
-        module.__all__ = sorted(test_names)
+        vars(module)["__all__"] = sorted(test_names)
         modules[name] = module
     return modules
 
