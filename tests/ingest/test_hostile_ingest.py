@@ -110,7 +110,8 @@ def expected_score(name: str, honest: dict[str, float]) -> float:
 
 
 def test_every_committed_ingest_attack_is_listed():
-    shipped = {p.name for p in HOSTILE.iterdir() if p.suffix != ".py"}
+    # output/ holds the attacks on reports (tests/output); loose .py files are the sandbox's
+    shipped = {p.name for p in HOSTILE.iterdir() if p.suffix != ".py" and p.name != "output"}
     assert shipped == set(COMMITTED)
 
 

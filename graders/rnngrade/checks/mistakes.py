@@ -9,7 +9,6 @@ second on"). Every line states its evidence.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +23,6 @@ from rnngrade.checks.vectors import PublicVectors
 def fingerprints_path(vectors: Path) -> Path:
     """Where the mistakes' fingerprints of the vectors file ``vectors`` live."""
     return vectors.with_name(f"{vectors.stem}_mistakes.npz")
-
-
-@lru_cache(maxsize=4)
-def _load(path: Path, mtime_ns: int) -> PublicVectors:
-    """A vectors file, read once while it is unchanged."""
-    return PublicVectors(path)
 
 
 def _leaves(value: Any, name: str, names: tuple[str, ...] | None) -> list[np.ndarray | None]:
@@ -67,8 +60,8 @@ def known_mistakes(got: Any, want: Any, tol: Tolerance, name: str,
     path = fingerprints_path(vectors_path)
     if not path.exists() or not vectors_path.exists():
         return []
-    vectors, prints = _load(vectors_path, vectors_path.stat().st_mtime_ns), \
-        _load(path, path.stat().st_mtime_ns)
+    # read on each failure (a few ms): nothing derived from course files is kept in a module
+    vectors, prints = PublicVectors(vectors_path), PublicVectors(path)
     located = find_case(vectors, want, name, names)
     if located is None:
         return []
