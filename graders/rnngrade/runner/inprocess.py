@@ -106,7 +106,7 @@ class InProcessRunner:
                                function=name) from None
         except StudentError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any student exception fails the check
+        except Exception as exc:  # any student exception fails the check
             kind, message = student_failure(exc, self.module, name)
             raise StudentError(kind, message, function=name, stdout=out.getvalue()) from exc
         return CallResult(value, call_args, call_kwargs, out.getvalue(), err.getvalue(),
