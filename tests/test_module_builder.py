@@ -19,9 +19,36 @@ def test_platform_helper_modules_resolve_to_standins():
               "rnn_cell_forward_tests(None)\nsummary([1, 2])\n"
               "def f(x):\n    return softmax(x), sigmoid(0.0)\n")
     built = build_module(source, "rnn.py")
-    assert built.notes == []
     probabilities, half = built.module.f(np.array([[1.0], [1.0]]))
     assert np.allclose(probabilities, 0.5) and half == 0.5
+    # the stand-in's functions are not the student's: the grader no longer finds them, the
+    # student's own code still calls them, and one note says where they came from
+    assert "softmax" not in vars(built.module) and "sigmoid" not in vars(built.module)
+    assert built.notes == ["`softmax` and `sigmoid` come from `rnn_utils` (the course platform's "
+                           "helper module, which the grader provides), not from your file: if "
+                           "the lab asks for one of them, its tests score as missing; your own "
+                           "functions still call them"]
+
+
+def test_a_function_of_ones_own_named_like_a_standin_is_kept():
+    source = ("from rnn_utils import *\n"
+              "def softmax(x):\n    return np.exp(x) / np.exp(x).sum(axis=0)\n")
+    built = build_module(source, "rnn.py")
+    assert callable(vars(built.module)["softmax"])
+    assert [note.split(" (")[0] for note in built.notes] == ["`sigmoid` comes from `rnn_utils`"]
+
+
+def test_a_syntax_error_is_named_with_its_line_and_the_rest_still_graded():
+    source = ('def good(x):\n    return x + 1\n\n'
+              'def broken(x)\n    return x\n\n'
+              'def after(x):\n    s = """\ntext at column 0\n"""\n    return s\n')
+    built = build_module(source, "rnn.py")
+    assert built.notes == ["lines 4-5 do not parse as Python and were skipped (line 4: "
+                           "SyntaxError: expected ':' in `def broken(x)`) — they define "
+                           "`broken`, which cannot be graded; the rest of the file is graded"]
+    assert built.module.good(1) == 2 and "text" in built.module.after(0)
+    with pytest.raises(SyntaxError, match=r"`broken` cannot be graded: line 4: expected ':'"):
+        built.module.broken(1)
 
 
 def test_pasted_output_is_skipped_and_defs_that_parse_are_kept():
@@ -30,7 +57,8 @@ def test_pasted_output_is_skipped_and_defs_that_parse_are_kept():
               "def also_good(x):\n    return 2 * x\n")
     salvaged, notes = salvage_source(source)
     assert "def good" in salvaged and "def also_good" in salvaged
-    assert notes == ["line 6 does not parse as Python and was skipped"]
+    assert notes == ["line 6 does not parse as Python and was skipped (line 6: SyntaxError: "
+                     "invalid syntax. Perhaps you forgot a comma? in `a_next[4] = [-0.42 0.13]`)"]
     built = build_module(source, "rnn.py")
     assert built.module.good(1) == 2 and built.module.also_good(2) == 4
     # `Out[3]: (5, 10)` parses (an annotation) but fails when run: noted, and the rest still runs
@@ -95,3 +123,18 @@ def test_a_function_that_timed_out_is_not_run_again():
     assert "earlier case" in error.value.message
     assert proxy.fine() == 1
     assert SlowRunner.calls == 2  # one real timeout, then no more calls of `loop`
+
+
+@pytest.mark.parametrize("body, kind", [("    return x['a'] + 1\n", EXCEPTION),
+                                        ("    raise NotImplementedError\n", "not_implemented")])
+def test_pdb_post_mortem_stops_in_the_students_frame(body, kind):
+    """`pytest --pdb` opens the debugger at the last frame of the failure's traceback: for an
+    error in student code that frame is the student's function, not the harness."""
+    runner = InProcessRunner.from_source("def f(x):\n" + body, "/course/rnn.py", capture=False)
+    with pytest.raises(StudentError) as failure:
+        runner.call("f", (np.zeros(3),))
+    assert failure.value.kind == kind
+    tb = failure.value.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    assert (tb.tb_frame.f_code.co_filename, tb.tb_frame.f_code.co_name) == ("/course/rnn.py", "f")

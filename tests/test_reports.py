@@ -7,7 +7,7 @@ import sys
 
 import jsonschema
 
-from rnngrade.results.model import CaseResult, GradeResult, TestResult
+from rnngrade.results.model import CaseResult, Diagnosis, GradeResult, TestResult
 from rnngrade.results.render import load_schema, render_feedback_md, write_reports
 
 from .browser import element_visibility, needs_chromium, screenshot
@@ -19,8 +19,8 @@ def sample_result(n_tests=3):
                    cases_passed=4, cases_total=4),
         TestResult("test_b", "rnn_forward: random sizes", 1.5, 3.0, "partial", "after_published",
                    message="case m1: check `rnn_forward`:\na: values differ beyond tolerance",
-                   diagnosis=["loop_feeds_a0: every step is fed a0"], hint="Only the first step "
-                   "should see a0.", cases_passed=2, cases_total=4,
+                   diagnosis=[Diagnosis("loop_feeds_a0", "every step is fed a0", "rnn_forward")],
+                   hint="Only the first step should see a0.", cases_passed=2, cases_total=4,
                    cases=[CaseResult("m1", "failed", "…")]),
     ]
     tests += [TestResult(f"test_{i}", f"extra test {i} <b>&amp;</b>", 0.0, 1.0, "failed",

@@ -17,7 +17,7 @@ from rnngrade.grading.scoring import (
     rank_diagnoses,
     summarise_test,
 )
-from rnngrade.results.model import CaseResult, Outcome
+from rnngrade.results.model import CaseResult, Diagnosis, Outcome
 
 P, F, E, S = Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED
 
@@ -51,10 +51,13 @@ def test_summarise_counts_skipped_cases_for_nothing():
 
 
 def test_rank_diagnoses_keeps_those_explaining_most_failures_and_their_hint():
-    failures = [CaseResult("a", F, diagnosis=["x: one", "y: two"], hint="look at x"),
-                CaseResult("b", F, diagnosis=["y: two"], hint="look at y"),
-                CaseResult("c", F, diagnosis=["y: two", "x: one"])]
-    assert rank_diagnoses(failures) == (["y: two"], "look at y")
+    x, y = Diagnosis("x", "one", hint="look at x"), Diagnosis("y", "two", hint="look at y")
+    failures = [CaseResult("a", F, diagnosis=[x, y], hint="look at x"),
+                CaseResult("b", F, diagnosis=[y], hint="look at y"),
+                CaseResult("c", F, diagnosis=[y, x])]
+    top, hint = rank_diagnoses(failures)
+    assert [(d.name, d.text) for d in top] == [("y", "two")] and hint == "look at y"
+    assert top[0].evidence == "your results equal this mistake's on 3 of the 3 failing cases"
     assert rank_diagnoses([CaseResult("a", F, hint="only hint")]) == ([], "only hint")
 
 

@@ -146,12 +146,14 @@ def main(argv: list[str] | None = None) -> int:
 def cmd_grade(args: argparse.Namespace) -> int:
     from rnngrade.grading.engine import grade
     from rnngrade.results.model import Status
+    from rnngrade.results.sanitize import clean_result
 
     if not args.submission.exists():
         print(f"rnngrade: {args.submission} does not exist", file=sys.stderr)
         return ExitCode.USAGE
     result = grade(args.submission, args.lab, device=args.device, inprocess=args.inprocess,
                    budget=args.budget)
+    result = clean_result(result)  # what the submission controls, safe for this terminal too
     files, rendered = write_reports_or_json(result, args.out)
     print(f"{result.lab}: {result.score:g}/{result.max_score:g} for {result.submission}")
     if result.status == Status.GRADER_ERROR:
@@ -226,6 +228,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 @command("validate")
 def cmd_validate(args: argparse.Namespace) -> int:
+    from rnngrade.diagnosis.figures import Figures
     from rnngrade.grading.devices import resolve_device
     from rnngrade.labs import available_labs, get_lab
     from rnngrade.validate import format_report, validate_lab
@@ -233,13 +236,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
     labs = [get_lab(name) for name in args.lab] if args.lab else available_labs()
     labs = [lab for lab in labs if (lab.suite_dir() / "rubric.yaml").exists()]
     failed = []
+    figures = Figures()
     resolve_device(args.device)
     for lab in labs:
         report = validate_lab(lab, device=args.device, inprocess=not args.sandbox)
         print(format_report(report), flush=True)
         print()
+        figures += report.figures
         if not report.ok:
             failed.append(lab.name)
+    print("\n".join(["over every known mistake of these labs:", *figures.lines(), ""]))
     if failed:
         print(f"validate: problems in {', '.join(failed)}")
         return ExitCode.FAILURES

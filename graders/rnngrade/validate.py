@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnngrade.authoring.generate import stale_files
+from rnngrade.diagnosis.figures import Figures, mutant_figures
 from rnngrade.errors import GraderError
 from rnngrade.formatting import format_magnitude
 from rnngrade.grading.engine import grade, shared_grader
@@ -62,6 +63,7 @@ class LabReport:
     margins: list[MarginRow] = field(default_factory=list)
     mutants: list[MutantRow] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    figures: Figures = field(default_factory=Figures)  # fairness and naming over the mutants
 
     @property
     def ok(self) -> bool:
@@ -91,7 +93,7 @@ def _diagnosed_names(result: GradeResult, names: set[str]) -> list[str]:
     found = []
     for test in result.tests:
         for diagnosis in test.diagnosis:
-            name = diagnosis.split(":", 1)[0]
+            name = diagnosis.name
             if name in names and name not in found:
                 found.append(name)
     return found
@@ -148,6 +150,7 @@ def validate_lab(lab: Lab, *, device: str = "auto", inprocess: bool = True) -> L
                          if t.outcome not in (Outcome.PASSED, Outcome.SKIPPED)],
                         _diagnosed_names(result, names), _signature(result))
         report.mutants.append(row)
+        report.figures += mutant_figures(result, mutant)
         if not row.caught:
             report.problems.append(f"mutant {mutant.name!r} scores full marks: no test catches "
                                    f"it ({mutant.description})")
@@ -191,7 +194,7 @@ def format_report(report: LabReport) -> str:
         mark = "ok" if row.caught and row.named else "PROBLEM"
         lines.append(f"{row.name:<{width}}  {row.score:>5.4g}/{row.max_score:<5g}  "
                      f"{len(row.tests_failed):>12}  {', '.join(row.diagnosed) or '-'}  [{mark}]")
-    lines.append("")
+    lines += ["", *report.figures.lines(), ""]
     if report.problems:
         lines += [f"PROBLEM: {p}" for p in report.problems]
     else:

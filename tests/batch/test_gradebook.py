@@ -16,7 +16,7 @@ from rnngrade.grading.engine import not_graded
 from rnngrade.grading.rubric import load_rubric
 from rnngrade.labs import get_lab
 from rnngrade.paths import course_root
-from rnngrade.results.model import CaseResult, GradeResult, TestResult
+from rnngrade.results.model import CaseResult, Diagnosis, GradeResult, TestResult
 
 LAB1 = course_root() / "fixtures" / "submissions" / "lab1"
 
@@ -85,7 +85,8 @@ def result(score: float, *, diagnosis: list[str] = (), kind: str = "check",
     cases = [CaseResult("a", "passed" if score else "failed", kind=kind if not score else "")]
     tests = [TestResult("test_one", "one: the first test", score, 2.0,
                         "passed" if score == 2.0 else "failed", "visible",
-                        diagnosis=list(diagnosis), hint="look at it", cases_passed=int(score > 0),
+                        diagnosis=[Diagnosis.from_data(d) for d in diagnosis], hint="look at it",
+                        cases_passed=int(score > 0),
                         cases_total=1, cases=cases)]
     return GradeResult("lab1", "RNN forward", "x", score, 2.0, seconds, tests, status=status,
                        graded_at="2026-01-01T00:00:00+00:00")

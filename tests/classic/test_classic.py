@@ -33,6 +33,11 @@ LABS = ("lab1", "lab2", "lab3")
 NOT_FIXTURES = {"EXPECTATIONS.yaml", "build_notebooks.py"}
 
 
+def _says(text, diagnoses):
+    """Whether a diagnosis names ``text`` (a known mistake's name, or words of its line)."""
+    return any(text == d.name or text in str(d) for d in diagnoses)
+
+
 @functools.cache
 def graded(fixture: str, lab: str) -> GradeResult:
     """The fixture graded in-process for ``lab`` (once per test session)."""
@@ -96,7 +101,7 @@ def function_problems(function: str, spec: dict | str, tests: list[TestResult]) 
     if "hint" in spec and not any(spec["hint"] in t.hint for t in tests):
         problems.append(f"{function}: no hint mentions {spec['hint']!r} "
                         f"(hints: {[t.hint for t in tests if t.hint]})")
-    if "diagnosis" in spec and not any(spec["diagnosis"] in d for t in tests for d in t.diagnosis):
+    if "diagnosis" in spec and not any(_says(spec["diagnosis"], t.diagnosis) for t in tests):
         problems.append(f"{function}: no diagnosis names {spec['diagnosis']!r}")
     by_name = {t.name: t for t in tests}
     for test_name, cases in spec.get("failing", {}).items():
@@ -106,7 +111,7 @@ def function_problems(function: str, spec: dict | str, tests: list[TestResult]) 
             if case is None or case.outcome == PASSED:
                 problems.append(f"{function}: {test_name}[{case_id}] should fail "
                                 f"({'missing' if case is None else 'it passed'})")
-            elif "diagnosis" in spec and not any(spec["diagnosis"] in d for d in case.diagnosis):
+            elif "diagnosis" in spec and not _says(spec["diagnosis"], case.diagnosis):
                 problems.append(f"{function}: {test_name}[{case_id}] is not diagnosed as "
                                 f"{spec['diagnosis']!r} ({case.diagnosis})")
     return problems
@@ -138,7 +143,7 @@ def expectation_problems(expected: dict, result: GradeResult, lab: str) -> list[
     problems = []
     for function, spec in expected["functions"].items():
         problems += function_problems(function, spec, grouped[function])
-    notes = "\n".join(result.notes)
+    notes = "\n".join(result.notes + result.student_notes)  # the grader's and the quoted ones
     problems += [f"notes lack {text!r}" for text in expected.get("notes", []) if text not in notes]
     problems += [f"notes mention {text!r}" for text in expected.get("notes_absent", [])
                  if text in notes]
@@ -151,7 +156,8 @@ def test_each_function_gets_the_verdict_a_careful_ta_gives(fixture, lab):
     result = graded(fixture, lab)
     assert result.status == "graded", result.error
     problems = expectation_problems(FIXTURES[fixture][lab], result, lab)
-    assert not problems, "\n".join(problems) + "\n--- notes:\n" + "\n".join(result.notes)
+    assert not problems, "\n".join(problems) + "\n--- notes:\n" + \
+        "\n".join(result.notes + result.student_notes)
 
 
 @pytest.mark.parametrize("lab", ["lab2", "lab3"])
@@ -248,8 +254,9 @@ def test_skipped_lines_name_the_function_that_cannot_be_graded():
               "# In[5]:\n\n"
               "def also_good():\n    return 2\n")
     _, notes = salvage_source(source)
-    assert notes == ["lines 4-6 do not parse as Python and were skipped — they define `clip`, "
-                     "which cannot be graded"]
+    assert notes == ["lines 4-6 do not parse as Python and were skipped (line 6: SyntaxError: "
+                     "invalid syntax. Perhaps you forgot a comma? in `g['db'] = [10.  2.5]`) — "
+                     "they define `clip`, which cannot be graded; the rest of the file is graded"]
 
 
 def test_notebook_magics_in_a_py_export_do_nothing_and_demo_failures_are_summarised():

@@ -42,7 +42,7 @@ def assert_caught_and_named(tmp_path, mutant: Mutant) -> None:
     assert result.score < result.max_score, f"{mutant.name} keeps full marks"
     failing = [t for t in result.tests if t.outcome not in ("passed", "skipped")]
     unnamed = [(t.name, t.diagnosis, t.message[:300]) for t in failing
-               if not any(d.startswith(f"{mutant.name}:") for d in t.diagnosis)]
+               if not any(d.name == mutant.name for d in t.diagnosis)]
     assert not unnamed, unnamed
 
 

@@ -12,6 +12,7 @@ import importlib.util
 import io
 import stat
 import tempfile
+import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,13 @@ from rnngrade.authoring.notebooks import lab_notebook, module_to_notebook, noteb
 from rnngrade.authoring.stubs import make_stub
 from rnngrade.checks.seeding import seed_everything
 from rnngrade.checks.vectors import PublicVectors, dump_vectors
-from rnngrade.diagnosis.mutants import load_source_as_module, strip_markers
+from rnngrade.diagnosis.mutants import (
+    Mutant,
+    load_mutant_table,
+    load_source_as_module,
+    strip_markers,
+)
+from rnngrade.errors import MutantError
 from rnngrade.labs import Lab
 from rnngrade.paths import course_root
 
@@ -32,7 +39,7 @@ from rnngrade.paths import course_root
 class Generated:
     path: Path
     content: bytes
-    kind: str  # "stub" | "notebook" | "vectors" | "sample"
+    kind: str  # "stub" | "notebook" | "vectors" | "fingerprints" | "sample"
 
 
 def stub_for(lab: Lab, root: Path | None = None) -> Generated:
@@ -71,19 +78,76 @@ def vectors_for(lab: Lab, root: Path | None = None) -> Generated | None:
         return None
     source = strip_markers(lab.solution_path(root).read_text(encoding="utf-8"))
     reference = load_source_as_module(source, f"_generate_{lab.name}")
-    stored: dict[str, dict[str, Any]] = {}
-    for name, spec in cases.items():
-        function, args = spec[0], tuple(spec[1])
-        seed_everything(0)
-        if callable(function):  # a chain such as backward-of-forward: function(module, *args)
-            outputs = function(reference, *copy.deepcopy(args))
-            function = function.__name__
-        else:
-            outputs = getattr(reference, function)(*copy.deepcopy(args))
-        if len(spec) > 2:
-            outputs = tuple(outputs[i] for i in spec[2])
-        stored[name] = {"function": function, "args": args, "outputs": _detach(outputs)}
+    stored = {name: _run_case(reference, spec) for name, spec in cases.items()}
     return Generated(lab.public_fixture_path(root), dump_vectors(stored), "vectors")
+
+
+def _run_case(module: Any, spec: tuple) -> dict[str, Any]:
+    """``{"function", "args", "outputs"}`` of one public case run on ``module``."""
+    function, args = spec[0], tuple(spec[1])
+    seed_everything(0)
+    if callable(function):  # a chain such as backward-of-forward: function(module, *args)
+        outputs = function(module, *copy.deepcopy(args))
+        function = function.__name__
+    else:
+        outputs = getattr(module, function)(*copy.deepcopy(args))
+    if len(spec) > 2:
+        outputs = tuple(outputs[i] for i in spec[2])
+    return {"function": function, "args": args, "outputs": _detach(outputs)}
+
+
+def fingerprints_for(lab: Lab, root: Path | None = None) -> Generated | None:
+    """``fixtures/public/labN_mistakes.npz``: every known mistake's outputs on the public inputs,
+    so the public tests can name a mistake without shipping its code."""
+    root = root or course_root()
+    cases = _load_cases(lab, root)
+    table = lab.suite_dir(root) / "mutants.py"
+    if not cases or not table.exists():
+        return None
+    source = lab.solution_path(root).read_text(encoding="utf-8")
+    expected = vectors_for(lab, root)
+    assert expected is not None
+    with tempfile.NamedTemporaryFile(suffix=".npz") as tmp:
+        tmp.write(expected.content)
+        tmp.flush()
+        vectors = PublicVectors(Path(tmp.name))
+        stored = mistake_fingerprints(vectors, cases, load_mutant_table(table), source)
+    path = lab.public_fixture_path(root)
+    return Generated(path.with_name(f"{path.stem}_mistakes.npz"), dump_vectors(stored),
+                     "fingerprints")
+
+
+def mistake_fingerprints(vectors: PublicVectors, cases: dict[str, tuple],
+                         mutants: list[Mutant], source: str) -> dict[str, dict[str, Any]]:
+    """Per public case and mistake whose outputs differ from the reference's: the mistake's
+    name, line, hint and outputs (stored under ``"<case>::<mistake>"``)."""
+    stored: dict[str, dict[str, Any]] = {}
+    for mutant in mutants:
+        try:
+            module = load_source_as_module(mutant.apply(source), f"_fingerprint_{mutant.name}")
+        except (MutantError, SyntaxError):
+            continue  # a mutant that no longer applies: validate reports it, with its line
+        for name, spec in cases.items():
+            try:  # a mistake may overflow (softmax of -x): its warnings say nothing to an author
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    outputs = _run_case(module, spec)["outputs"]
+            except Exception:  # noqa: BLE001 - a mistake that raises here has no fingerprint
+                continue
+            if _same_within(outputs, vectors.case(name).outputs):
+                continue
+            stored[f"{name}::{mutant.name}"] = {
+                "function": mutant.function, "args": (name,),
+                "outputs": {"name": mutant.name, "text": mutant.description, "hint": mutant.hint,
+                            "value": outputs}}
+    return stored
+
+
+def _same_within(a: Any, b: Any) -> bool:
+    try:
+        return _same(a, b)
+    except (TypeError, ValueError, AttributeError):
+        return False
 
 
 def _detach(value: Any) -> Any:
@@ -124,9 +188,7 @@ def _zip(files: dict[str, bytes]) -> bytes:
 
 def generated_files(lab: Lab, root: Path | None = None) -> list[Generated]:
     items = [stub_for(lab, root), notebook_for(lab, root)]
-    vectors = vectors_for(lab, root)
-    if vectors is not None:
-        items.append(vectors)
+    items += [v for v in (vectors_for(lab, root), fingerprints_for(lab, root)) if v is not None]
     return items + sample_submissions(lab, root)
 
 
@@ -146,9 +208,12 @@ def stale_files(lab: Lab, root: Path | None = None) -> list[str]:
     for item in generated_files(lab, root):
         if not item.path.exists():
             problems.append(f"{item.path} is missing")
-        elif item.kind == "vectors":
+        elif item.kind in ("vectors", "fingerprints"):
             if not _same_vectors(item.path, item.content):
-                problems.append(f"{item.path} differs from the vectors the reference computes")
+                problems.append(f"{item.path} differs from the vectors the reference computes"
+                                if item.kind == "vectors" else
+                                f"{item.path} differs from the outputs the known mistakes give "
+                                "on the public inputs")
         elif item.path.read_bytes() != item.content:
             problems.append(f"{item.path} differs from what the reference generates")
     return problems
@@ -176,4 +241,6 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         return a.shape == b.shape and a.dtype == b.dtype and bool(
             np.allclose(a, b, rtol=1e-12, atol=1e-14, equal_nan=True))
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True  # NaN, the value a known mistake may give
     return a == b

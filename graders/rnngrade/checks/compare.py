@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -61,15 +62,19 @@ class Comparison:
 
 
 class CheckFailure(AssertionError):
-    """A check failed. Carries the comparisons and, in the grader, a diagnosis and a hint."""
+    """A check failed. Carries the comparisons and, in the grader, the diagnoses (Diagnosis
+    objects of rnngrade.results.model; in the public harness, lines of text) and a hint."""
 
     def __init__(self, message: str, comparisons: list[Comparison] | None = None,
-                 diagnosis: list[str] | None = None, hint: str = "") -> None:
+                 diagnosis: list[Any] | None = None, hint: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.comparisons = comparisons or []
         self.diagnosis = diagnosis or []
         self.hint = hint
+        # (got, want, tolerance, name, names) of a failed public check: what the public harness
+        # needs to name a known mistake (rnngrade.checks.mistakes)
+        self.observed: tuple | None = None
 
     def __str__(self) -> str:
         parts = [self.message]

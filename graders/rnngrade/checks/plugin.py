@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from rnngrade.checks.compare import CheckFailure
+from rnngrade.checks.mistakes import explain
 from rnngrade.checks.seeding import seed_everything, seed_from_name
 from rnngrade.checks.vectors import PublicVectors
 from rnngrade.formatting import format_points
@@ -140,12 +141,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     summary = short_failure(call.excinfo.value)
     if summary is None:
         return
+    if not summary["diagnosis"]:
+        summary["diagnosis"] = explain_public_failure(call.excinfo.value, item)
     report.user_properties.append((FAILURE_KEY, summary))
     text = summary["message"]
-    text += "".join(f"\ndiagnosis: {d}" for d in summary["diagnosis"])
+    text += "".join(f"\nthis looks like: {d}" for d in summary["diagnosis"])
     if summary["hint"]:
         text += f"\nhint: {summary['hint']}"
     report.longrepr = text
+
+
+def explain_public_failure(exc: BaseException, item: pytest.Item) -> list[str]:
+    """For a failed public check: the known mistake its result shows, or where along time it
+    goes wrong (``rnngrade.checks.mistakes``); [] for anything else."""
+    observed = getattr(exc, "observed", None) if isinstance(exc, CheckFailure) else None
+    if observed is None:
+        return []
+    path = Path(item.path)
+    try:
+        vectors = find_course_root(path.parent) / "fixtures" / "public" / f"{lab_of(path)}.npz"
+    except FileNotFoundError:
+        vectors = None
+    got, want, tol, name, names = observed
+    return explain(got, want, tol, name, names, vectors)
 
 
 @pytest.hookimpl(trylast=True)

@@ -123,4 +123,6 @@ def assert_outputs(got: Any, want: Any, name: str, *, names: tuple[str, ...] | N
     comparisons = compare_tree(got, want, tol, name, names, expected_dtype_of(*inputs), reveal)
     failed = [c for c in comparisons if not c.ok]
     if failed:
-        raise CheckFailure("\n".join(c.message() for c in failed), comparisons)
+        failure = CheckFailure("\n".join(c.message() for c in failed), comparisons)
+        failure.observed = (got, want, tol, name, names)  # for naming the mistake, if known
+        raise failure

@@ -2,34 +2,19 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from rnngrade.ci.github import MARKER
 from rnngrade.results.model import GradeResult
-from rnngrade.results.render import format_points, render
+from rnngrade.results.render import Audience, prepared, render
 
 COMMENT_LIMIT = 60 * 1024  # GitHub takes 65,536 characters; stay well below in bytes
 
 
-def student_view(result: GradeResult) -> GradeResult:
-    """The result as a student may see it: tests whose rubric visibility is ``hidden`` are
-    counted in the score but listed only as one total."""
-    hidden = [t for t in result.tests if t.visibility == "hidden"]
-    if not hidden:
-        return result
-    score = format_points(sum(t.score for t in hidden))
-    possible = format_points(sum(t.max_score for t in hidden))
-    note = (f"{len(hidden)} hidden test{'s' if len(hidden) != 1 else ''} not shown: "
-            f"{score} / {possible} points")
-    return dataclasses.replace(result, tests=[t for t in result.tests if t not in hidden],
-                               notes=[*result.notes, note])
-
-
 def render_pr_comment(results: list[GradeResult], problems: list[tuple[str, str]] | None = None,
                       *, sha: str = "", source: str = "", limit: int = COMMENT_LIMIT) -> str:
-    """The comment body: marker, score table, each lab's feedback; shortened to ``limit`` bytes
-    (first without the failure details, then cut)."""
-    context = dict(marker=MARKER, results=[student_view(r) for r in results],
+    """The comment body: marker, score table, each lab's feedback as a student may see it
+    (``render.prepared``); shortened to ``limit`` bytes (first without the failure details,
+    then cut)."""
+    context = dict(marker=MARKER, results=[prepared(r, Audience.STUDENT) for r in results],
                    problems=problems or [], sha=sha, source=source)
     text = render("pr_comment.md.j2", detail=True, truncated=False, **context)
     if len(text.encode()) > limit:

@@ -7,13 +7,15 @@ raise ``GitHubAuthError`` at once, with what to fix.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import secrets
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,6 +124,23 @@ class GitHubClient:
         comment, _ = self.request("POST", self._url(f"/repos/{self.repo}/issues/{number}/comments"),
                                   {"body": body})
         return "created", comment
+
+
+@contextlib.contextmanager
+def commands_stopped(write: Callable[[str], None], enabled: bool = True) -> Iterator[None]:
+    """GitHub Actions workflow commands (``::error``, ``::add-mask``, ...) turned off in the job's
+    log while the block runs: what a submission controls (its file names, its messages) may reach
+    the log, and must not act there. Writes ``::stop-commands::TOKEN`` before and ``::TOKEN::``
+    after; the token is random, so no text printed in between can end the pause."""
+    if not enabled:
+        yield
+        return
+    token = secrets.token_hex(16)
+    write(f"::stop-commands::{token}")
+    try:
+        yield
+    finally:
+        write(f"::{token}::")
 
 
 def _next_link(header: str) -> str | None:

@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from rnngrade.ci.comment import render_pr_comment
-from rnngrade.ci.github import MARKER, GitHubClient, GitHubError
+from rnngrade.ci.github import MARKER, GitHubClient, GitHubError, commands_stopped
 from rnngrade.errors import ExitCode, GraderError, error_line
 from rnngrade.labs import LABS, Lab, get_lab
+from rnngrade.results.escape import log_line
 from rnngrade.results.model import GradeResult, Status
 
 _LAB_PATH = re.compile(r"^assignments/(lab\d+)/")
@@ -247,7 +248,7 @@ def run_ci(options: CiOptions, say: Callable[[str], None] = print,
             continue
         results.append(result)
         say(f"{name}: {result.score:g}/{result.max_score:g}"
-            + (f" (not graded: {result.error})" if result.error else ""))
+            + (f" (not graded: {log_line(result.error)})" if result.error else ""))
     if not labs:
         say("rnngrade ci: no lab to grade " + source.replace("for the", "among the"))
     body = render_pr_comment(results, problems, sha=sha, source=source if labs else "")
@@ -290,4 +291,6 @@ def main_from_args(args: Any, environ: Mapping[str, str] | None = None) -> int:
     except UnknownLabError as exc:
         _stderr(f"rnngrade: {exc}")
         return ExitCode.USAGE
-    return run_ci(options)
+    in_actions = (os.environ if environ is None else environ).get("GITHUB_ACTIONS") == "true"
+    with commands_stopped(lambda line: print(line, flush=True), in_actions):
+        return run_ci(options)

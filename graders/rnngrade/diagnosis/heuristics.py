@@ -1,60 +1,116 @@
-"""Shapes of wrongness recognisable from the numbers alone, without a mutant."""
+"""Shapes of wrongness recognisable from the numbers alone, without a known mistake.
+
+Each pattern speaks only with evidence: enough entries that are not zero and not all alike, so a
+match cannot be a coincidence of a tiny or constant array (a 1×1 value, the all-ones target of a
+gradient check), and the evidence is stated in the diagnosis.
+"""
 
 from __future__ import annotations
 
 import numpy as np
+
+from rnngrade.results.model import Diagnosis, DiagnosisSource
+
+# A pattern needs at least this many informative entries (non-zero, not all equal) in the
+# expected value: with 5 independent values a factor, sign or shift fits by chance with
+# probability far below the tolerance.
+MIN_ENTRIES = 5
+
+HEURISTIC = DiagnosisSource.HEURISTIC.value
 
 
 def _close(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
     return a.shape == b.shape and bool(np.all(np.abs(a - b) <= atol + rtol * np.abs(b)))
 
 
-def describe_wrongness(got: np.ndarray, want: np.ndarray, atol: float, rtol: float,
-                       time_axis: int | None = None) -> list[str]:
-    """Plain-language patterns that relate a wrong result to the right one.
+def informative(want: np.ndarray, atol: float) -> bool:
+    """Whether ``want`` carries enough distinct non-zero entries to support a pattern."""
+    values = want[np.abs(want) > max(atol, 1e-12)]
+    return values.size >= MIN_ENTRIES and bool(np.ptp(values.real) > max(atol, 1e-12))
 
-    got, want: arrays of the same kind (``want`` finite). time_axis: the axis that indexes time
-    (classic layout: the last one), for the shifted-in-time pattern.
+
+def _note(name: str, leaf: str, text: str, evidence: str) -> Diagnosis:
+    return Diagnosis(name, f"{leaf}: {text}" if leaf else text, evidence=evidence,
+                     source=HEURISTIC)
+
+
+def describe_wrongness(got: np.ndarray, want: np.ndarray, atol: float, rtol: float,
+                       time_axis: int | None = None, leaf: str = "") -> list[Diagnosis]:
+    """Patterns that relate a wrong result to the right one, each with its evidence.
+
+    got, want: arrays (``want`` finite where the pattern needs it). time_axis: the axis that
+    indexes time (classic layout: the last one); ignored for arrays with fewer dimensions (a
+    gradient such as ``dWax`` next to the time-indexed ``dx``). leaf: the output's name.
     """
-    notes: list[str] = []
     got = np.asarray(got, dtype=np.complex128 if np.iscomplexobj(got) else np.float64)
     want = np.asarray(want, dtype=np.complex128 if np.iscomplexobj(want) else np.float64)
     if got.size == 0 or want.size == 0:
-        return notes
+        return []
     if np.all(np.isfinite(want)) and not np.all(np.isfinite(got)):
-        notes.append("your result has NaN or inf where every expected value is finite")
-        return notes
-    if got.shape == want.shape[::-1] and got.ndim == 2 and got.shape != want.shape:
+        bad = int(np.sum(~np.isfinite(got)))
+        return [_note("nan_or_inf", leaf, "your result has NaN or inf where every expected "
+                      "value is finite", f"{bad} of {got.size} entries are not finite")]
+    if not informative(want, atol):
+        return []
+    if got.ndim == 2 and got.shape == want.shape[::-1] and got.shape != want.shape:
         if _close(got.T, want, atol, rtol):
-            notes.append("your result is the transpose of the expected one")
-            return notes
+            return [_note("transposed", leaf, "your result is the transpose of the expected one",
+                          f"shape {got.shape} where {want.shape} is expected, and every entry "
+                          "matches once transposed")]
     if got.shape != want.shape:
-        return notes
+        return []
     if np.allclose(got, 0) and not np.allclose(want, 0):
-        notes.append("your result is all zeros")
-        return notes
+        return [_note("all_zeros", leaf, "your result is all zeros",
+                      f"all {got.size} entries are zero")]
     if _close(got, -want, atol, rtol):
-        notes.append("your result has the opposite sign everywhere")
-        return notes
+        return [_note("opposite_sign", leaf, "your result has the opposite sign everywhere",
+                      f"all {got.size} entries equal minus the expected ones")]
+    factor = _constant_factor(got, want, atol, rtol)
+    if factor is not None:
+        return [_note("constant_factor", leaf,
+                      f"your result is the expected one times a constant factor {factor:.4g}"
+                      + _factor_story(factor),
+                      f"all {got.size} entries share that ratio")]
+    shift = time_shift(got, want, atol, rtol, time_axis)
+    if shift:
+        direction, sign = ("one step late", "-") if shift == 1 else ("one step early", "+")
+        return [_note("off_by_one_step", leaf,
+                      f"your values are right but {direction} along the time axis",
+                      f"step t of your result equals the expected step t{sign}1 at every step")]
+    return []
+
+
+def _constant_factor(got: np.ndarray, want: np.ndarray, atol: float, rtol: float
+                     ) -> float | None:
     denominator = np.vdot(want, want).real
-    if denominator > 0:
-        factor = np.vdot(want, got).real / denominator
-        if abs(factor - 1) > 1e-6 and abs(factor) > 1e-12 and _close(got, factor * want,
-                                                                     atol, rtol):
-            notes.append(f"your result is the expected one times a constant factor {factor:.4g}"
-                         + _factor_story(factor))
-            return notes
-    axis = got.ndim - 1 if time_axis is None else time_axis
-    if got.ndim >= 1 and got.shape[axis] > 1:
-        length = got.shape[axis]
-        for shift in (1, -1):
-            g = np.take(got, range(max(shift, 0), length + min(shift, 0)), axis=axis)
-            w = np.take(want, range(max(-shift, 0), length + min(-shift, 0)), axis=axis)
-            if _close(g, w, atol, rtol):
-                direction = "one step late" if shift == 1 else "one step early"
-                notes.append(f"your values are right but {direction} along the time axis")
-                return notes
-    return notes
+    if denominator <= 0:
+        return None
+    factor = float(np.vdot(want, got).real / denominator)
+    if abs(factor - 1) > 1e-6 and abs(factor) > 1e-12 and _close(got, factor * want, atol, rtol):
+        return factor
+    return None
+
+
+def time_shift(got: np.ndarray, want: np.ndarray, atol: float, rtol: float,
+               time_axis: int | None) -> int:
+    """+1 when ``got`` is ``want`` one step late along ``time_axis``, −1 when one step early,
+    0 otherwise (also without a time axis: a shift along another axis, of weight columns say,
+    means nothing; or when the sequence barely changes over time)."""
+    if time_axis is None:
+        return 0
+    axis = time_axis
+    if got.ndim <= axis or got.shape != want.shape or got.shape[axis] < 3:
+        return 0
+    length = got.shape[axis]
+    steps = np.moveaxis(want, axis, -1)
+    if _close(steps[..., 1:], steps[..., :-1], atol, rtol):
+        return 0  # constant over time: a shift proves nothing
+    for shift in (1, -1):
+        g = np.take(got, range(max(shift, 0), length + min(shift, 0)), axis=axis)
+        w = np.take(want, range(max(-shift, 0), length + min(-shift, 0)), axis=axis)
+        if informative(w, atol) and _close(g, w, atol, rtol):
+            return shift
+    return 0
 
 
 def _factor_story(factor: float) -> str:

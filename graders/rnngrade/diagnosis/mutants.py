@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rnngrade.authoring.stubs import SOLUTION_MARKER
 from rnngrade.errors import MutantError
+from rnngrade.results.model import Diagnosis
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,8 @@ class Mutant:
     description: one line for instructors ("a_next computed without Waa·a_prev").
     hint: one or two sentences for the student: what to look at, never the answer.
     edits: ``(old, new)`` pairs; each ``old`` occurs exactly once in the reference source.
+    patterns: names of structural or heuristic diagnoses that also describe this mistake
+        correctly (``"not_carried_across_time"``, ``"constant_factor"``).
     """
 
     name: str
@@ -33,6 +36,11 @@ class Mutant:
     description: str
     hint: str
     edits: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    patterns: tuple[str, ...] = ()
+
+    def diagnosis(self, evidence: str = "") -> Diagnosis:
+        """This mistake as a diagnosis, with the evidence that the student's result shows it."""
+        return Diagnosis(self.name, self.description, self.function, self.hint, evidence)
 
     def apply(self, reference_source: str) -> str:
         """Return the reference source with this mutant's edits applied (markers removed)."""

@@ -48,6 +48,7 @@ from rnngrade.grading.scoring import grader_failed, not_graded
 from rnngrade.labs import Lab, get_lab
 from rnngrade.results.model import GradeResult, Status
 from rnngrade.results.render import write_reports
+from rnngrade.results.sanitize import clean_name, clean_result, clean_text
 
 DEFAULT_TIMEOUT = 900.0  # seconds for one whole submission (the sandbox limits every call)
 REPORTS = ("results.json", "feedback.html", "feedback.md")
@@ -160,7 +161,7 @@ def note(result: GradeResult, mistakes: set[str]) -> str:
         return "not graded: grader error (see its results.json); graded again next run"
     if result.error:
         return result.error.splitlines()[0][:160]
-    diagnoses = [d.split(": ", 1)[0] for t in result.tests for d in t.diagnosis]
+    diagnoses = [d.name for t in result.tests for d in t.diagnosis]
     known = [d for d in diagnoses if d in mistakes]
     if known:
         return "diagnosed: " + ", ".join(dict.fromkeys(known))
@@ -231,11 +232,13 @@ def run_batch(sources: list[Path], options: BatchOptions,
             assert known is not None
             result = book.load_result(known.result_id)
             folder = out / "students" / entry.student
+            failed = ""
             if not all((folder / name).exists() for name in REPORTS):
-                write_reports(result, folder)  # killed between commit and reports: redo them
+                failed = _write_reports(result, folder)  # killed between commit and reports
             report.skipped += 1
             report.rows.append(Row(entry.student, known.status, result.score, result.max_score,
-                                   result.execution_time, note(result, mistakes), skipped=True))
+                                   result.execution_time, failed or note(result, mistakes),
+                                   skipped=True))
         readable = sum(1 for _, error in todo if not error)
         report.workers = max(1, min(options.jobs or default_workers(), readable or 1))
         executor: LocalPool | DaskExecutor
@@ -250,7 +253,11 @@ def run_batch(sources: list[Path], options: BatchOptions,
         outcomes = _grade_all(todo, executor)
         for entry, payload, outcome in outcomes:
             item = _recorded(entry, payload, outcome, lab, rubric, device)
-            write_reports(item.result, out / "students" / entry.student)
+            failed = _write_reports(item.result, out / "students" / entry.student)
+            if failed:  # a grader fault: not graded, retried by the next run; the batch goes on
+                item = _recorded(entry, payload, {"status": GRADER_ERROR, "detail": failed,
+                                                  "worker": item.worker}, lab, rubric, device)
+                _write_reports(item.result, out / "students" / entry.student)
             book.record(run_id, item, version, isolation)
             report.graded += 1
             report.errors += item.status != GRADED
@@ -319,6 +326,16 @@ def _grade_all(todo: list[tuple[Entry, str]], executor: LocalPool | DaskExecutor
     yield from flush()
 
 
+def _write_reports(result: GradeResult, folder: Path) -> str:
+    """Write one student's reports; "" when done, else why they could not be written (a fault
+    of the grader or of the disk: it must not stop the other students' grading)."""
+    try:
+        write_reports(result, folder)
+    except Exception as exc:  # noqa: BLE001 - any failure is recorded for this student alone
+        return clean_text(f"the reports could not be written: {type(exc).__name__}: {exc}", 500)
+    return ""
+
+
 def _recorded(entry: Entry, payload: Payload | None, outcome: dict, lab: Lab, rubric: Rubric,
               device: str) -> Recorded:
     """The gradebook record of one outcome (a GradeResult even when nothing could be graded)."""
@@ -337,5 +354,6 @@ def _recorded(entry: Entry, payload: Payload | None, outcome: dict, lab: Lab, ru
                    else "not graded: the grader could not finish this submission")
         result = not_graded(lab, rubric, entry.path.name, device, outcome["error"],
                             message=message)
-    return Recorded(entry.student, entry.path.name, entry.kind, sha, size, status, result,
-                    outcome.get("worker", ""))
+    # the storage boundary: everything the submission controls is cleaned and bounded here
+    return Recorded(entry.student, clean_name(entry.path.name), entry.kind, sha, size, status,
+                    clean_result(result), outcome.get("worker", ""))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -19,6 +20,8 @@ from rich.text import Text
 
 from rnngrade.gradebook.batch import BatchReport, ProgressHook
 from rnngrade.gradebook.store import GRADED
+from rnngrade.results.escape import terminal_text
+from rnngrade.results.sanitize import clean_name
 
 STATUS_STYLE = {GRADED: "green", "load_error": "yellow", "error": "red", "timeout": "red"}
 
@@ -56,7 +59,8 @@ class RichProgress(ProgressHook):
         if status != GRADED:
             self.problems += 1
         last = student if status == GRADED else f"{student} ({status})"
-        self.progress.update(self.task, advance=1, last=last[:40])
+        # the column is a markup template: the student's name goes in escaped
+        self.progress.update(self.task, advance=1, last=escape(clean_name(last, 40)))
 
     def stop(self) -> None:
         self.progress.stop()
@@ -78,8 +82,10 @@ def print_report(console: Console, report: BatchReport, max_rows: int = 40) -> N
         percent = 100.0 * row.score / row.max_score if row.max_score else 0.0
         status = Text(row.status + (" (kept)" if row.skipped else ""),
                       style=STATUS_STYLE.get(row.status, ""))
-        table.add_row(row.student, status, f"{row.score:g}/{row.max_score:g}",
-                      f"{percent:.0f}", f"{row.seconds:.2f}", row.note)
+        # Text, never a str: rich would read markup in a student's name or message
+        table.add_row(Text(clean_name(row.student)), status,
+                      f"{row.score:g}/{row.max_score:g}", f"{percent:.0f}",
+                      f"{row.seconds:.2f}", Text(clean_name(row.note, 300)))
     console.print(table)
     if len(report.rows) > max_rows:
         console.print(f"[dim]… the {max_rows} lowest of {len(report.rows)} shown; every student "
@@ -91,7 +97,8 @@ def print_report(console: Console, report: BatchReport, max_rows: int = 40) -> N
     console.print(f"graded {report.graded}, kept {report.skipped}, not graded {report.errors} "
                   f"in {report.seconds:.1f} s with {report.workers} {report.executor} "
                   f"worker(s){rate}")
-    console.print(f"gradebook    {report.gradebook}")
+    console.print(Text(f"gradebook    {terminal_text(report.gradebook)}"))
     for name, path in report.files.items():
-        console.print(f"{name:<12} {path}")
-    console.print(f"feedback     {report.out / 'students'}/<student>/feedback.html")
+        console.print(Text(f"{name:<12} {terminal_text(path)}"))
+    console.print(Text(f"feedback     {terminal_text(report.out / 'students')}/<student>/"
+                       "feedback.html"))

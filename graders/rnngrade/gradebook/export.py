@@ -20,7 +20,10 @@ from rnngrade.diagnosis.mutants import load_mutant_table
 from rnngrade.formatting import format_points
 from rnngrade.gradebook.store import ERROR, GRADED, GRADER_ERROR, LOAD_ERROR, TIMEOUT, Gradebook
 from rnngrade.labs import get_lab
+from rnngrade.results.escape import csv_cell
+from rnngrade.results.model import Diagnosis
 from rnngrade.results.render import render
+from rnngrade.results.sanitize import clean_name, clean_text
 
 CSV_COLUMNS = ("student_id", "lab", "score", "max_score", "percent", "graded_at",
                "submission_sha256", "status")
@@ -46,8 +49,10 @@ def grades_csv(book: Gradebook, lab: str) -> str:
         scored = row["status"] != GRADER_ERROR  # not graded: no score, not even 0
         score = format_points(row["score"], 4) if scored else ""
         percent = f"{row['percent']:.2f}" if scored else ""
-        writer.writerow([row["student_id"], row["lab"], score, format_points(row["max_score"], 4),
-                         percent, row["graded_at"], row["sha256"], row["status"]])
+        # text cells through csv_cell: an id such as "=HYPERLINK(...)" is read as text
+        writer.writerow([csv_cell(clean_name(row["student_id"])), csv_cell(row["lab"]), score,
+                         format_points(row["max_score"], 4), percent, csv_cell(row["graded_at"]),
+                         csv_cell(row["sha256"]), csv_cell(row["status"])])
     return out.getvalue()
 
 
@@ -167,13 +172,13 @@ def mutant_names(lab_name: str) -> set[str]:
     return {m.name for m in load_mutant_table(path)} if path.exists() else set()
 
 
-def split_diagnosis(diagnosis: str, mistakes: set[str]) -> tuple[str, str, str]:
-    """(kind, name, description) of a diagnosis line: ``mutant: description`` names a known
-    mistake; anything else (``leaf: your result is all zeros``) is a pattern of wrongness."""
-    prefix, _, rest = diagnosis.partition(": ")
-    if prefix in mistakes:
-        return "mistake", prefix, rest
-    return "pattern", "", rest or diagnosis
+def split_diagnosis(stored: object, mistakes: set[str]) -> tuple[str, str, str]:
+    """(kind, name, description) of a stored diagnosis: one that names a known mistake, or a
+    pattern (``a: your result is all zeros``, a structural localisation)."""
+    diagnosis = Diagnosis.from_data(stored)
+    if diagnosis.name in mistakes:
+        return "mistake", diagnosis.name, diagnosis.text
+    return "pattern", "", diagnosis.text
 
 
 def summarise(book: Gradebook, lab_name: str, slowest: int = 8) -> Summary:
@@ -195,10 +200,11 @@ def summarise(book: Gradebook, lab_name: str, slowest: int = 8) -> Summary:
         stdev=statistics.pstdev(percents) if len(percents) > 1 else 0.0,
         full_marks=sum(1 for p in percents if p >= 99.995),
         zero=sum(1 for p in percents if p <= 0.005), bars=bars, chart=chart)
-    summary.errors = [{"student": r["student_id"], "entry": r["entry_name"],
+    summary.errors = [{"student": clean_name(r["student_id"]),
+                       "entry": clean_name(r["entry_name"]),
                        "status": STATUS_TEXT.get(r["status"], r["status"]),
-                       "message": r["error"]} for r in rows if r["status"] != GRADED]
-    summary.slowest = [{"student": r["student_id"], "seconds": r["execution_time"],
+                       "message": clean_text(r["error"])} for r in rows if r["status"] != GRADED]
+    summary.slowest = [{"student": clean_name(r["student_id"]), "seconds": r["execution_time"],
                         "score": r["score"], "max_score": r["max_score"], "worker": r["worker"]}
                        for r in sorted(graded, key=lambda r: -r["execution_time"])[:slowest]]
     tests: dict[str, TestStat] = {}
@@ -238,7 +244,7 @@ def summarise(book: Gradebook, lab_name: str, slowest: int = 8) -> Summary:
         [d for d in stats if d.kind == "mistake"], key=lambda d: (-d.students, d.name))[:10]
     summary.diagnoses += sorted([d for d in stats if d.kind == "pattern"],
                                 key=lambda d: (-d.students, d.description))[:5]
-    summary.timeouts = [{"student": s, "tests": [f"{topic} ({n} test{'s' * (n > 1)})"
+    summary.timeouts = [{"student": clean_name(s), "tests": [f"{topic} ({n} test{'s' * (n > 1)})"
                                                  for topic, n in topics.items()]}
                         for s, topics in sorted(timeouts.items())]
     summary.timeouts += [{"student": e["student"], "tests": []}

@@ -107,7 +107,7 @@ CREATE TABLE IF NOT EXISTS test_results (
     max_score REAL NOT NULL,
     visibility TEXT NOT NULL,
     message TEXT NOT NULL,
-    diagnosis TEXT NOT NULL,  -- JSON list of "mutant: description"
+    diagnosis TEXT NOT NULL,  -- JSON list of Diagnosis objects (name, text, evidence, ...)
     hint TEXT NOT NULL,
     failure_kinds TEXT NOT NULL,  -- JSON list: check, exception, timeout, ...
     cases_passed INTEGER NOT NULL,
@@ -265,7 +265,7 @@ class Gradebook:
                 "cases_total, cases_skipped, seconds) VALUES "
                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(result_id, i, t.name, t.title, t.outcome, t.score, t.max_score, t.visibility,
-                  t.message, json.dumps(t.diagnosis), t.hint,
+                  t.message, json.dumps([d.to_dict() for d in t.diagnosis]), t.hint,
                   json.dumps(sorted({c.kind for c in t.cases if c.kind})), t.cases_passed,
                   t.cases_total, t.cases_skipped, t.seconds) for i, t in enumerate(r.tests)])
         return result_id

@@ -24,10 +24,10 @@ from rnngrade.checks.compare import (
     expected_dtype_of,
     to_numpy,
 )
-from rnngrade.checks.structure import compare_tree, flatten
+from rnngrade.checks.structure import compare_tree
 from rnngrade.checks.tolerance import Tolerance, tolerance_for
-from rnngrade.diagnosis.heuristics import describe_wrongness
 from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.diagnosis.structural import explain_unmatched
 from rnngrade.errors import SuiteError
 from rnngrade.grading.memo import ExpectationMemo
 from rnngrade.grading.precision import promote as promote_args
@@ -45,6 +45,7 @@ class CheckRecord:
     tolerance: str
     ratio: float  # worst |a−e| / allowed over the leaves; ≤ 1 passes
     passed: bool
+    timed: bool = False  # the check compares sequences along a time axis
 
 
 @dataclass
@@ -91,7 +92,7 @@ class Checker:
         comparisons = compare_tree(got, want, tol, name, names, required)
         worst = max((c.ratio for c in comparisons), default=0.0)
         failed = [c for c in comparisons if not c.ok]
-        self.record(CheckRecord(name, str(tol), worst, not failed))
+        self.record(CheckRecord(name, str(tol), worst, not failed, time_axis is not None))
         if failed:
             raise self._failure(name, probe, args, got, want, comparisons, failed, tol, names,
                                 time_axis)
@@ -119,17 +120,14 @@ class Checker:
         matched = self.matching_mutants(name, probe, args, got, tol, names,
                                         {c.name for c in failed})
         if matched:
-            diagnosis = [f"{m.name}: {m.description}" for m in matched]
-            return CheckFailure(message, comparisons, diagnosis, matched[0].hint)
-        notes: list[str] = []
-        leaves_got = dict(flatten(got, name, names))
-        for leaf_name, leaf_want in flatten(want, name, names):
-            if leaf_name in {c.name for c in failed} and leaf_name in leaves_got:
-                g, w = to_numpy(leaves_got[leaf_name]), to_numpy(leaf_want)
-                if g is not None and w is not None and g.dtype.kind != "O":
-                    notes += [f"{leaf_name}: {n}" for n in
-                              describe_wrongness(g, w, tol.atol, tol.rtol, time_axis)]
-        return CheckFailure(message, comparisons, notes)
+            evidence = f"your result equals this mistake's on the same inputs (check `{name}`)"
+            return CheckFailure(message, comparisons, [m.diagnosis(evidence) for m in matched],
+                                matched[0].hint)
+        return CheckFailure(message, comparisons, explain_unmatched(
+            got, want, [c.name for c in failed], tol, name, names, args, time_axis,
+            lambda a: self._trusted("reference", self._key(f"{name} fresh step", probe, a),
+                                    lambda: probe(self.reference, *promote_args(a)))))
+
 
     def _diagnose_error(self, probe: Probe, args: tuple, exc: StudentError) -> None:
         """A student exception that a mutant raises too, on the same inputs and with the same
@@ -148,7 +146,8 @@ class Checker:
             except Exception:  # noqa: BLE001 - a mutant failing otherwise matches nothing
                 continue
         if matched:
-            exc.diagnosis = [f"{m.name}: {m.description}" for m in matched]
+            exc.diagnosis = [m.diagnosis("your code raises the same error as this mistake on "
+                                         "the same inputs") for m in matched]
             exc.hint = matched[0].hint
 
     def matching_mutants(self, name: str, probe: Probe, args: tuple, got: Any, tol: Tolerance,

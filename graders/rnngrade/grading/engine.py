@@ -48,6 +48,8 @@ from rnngrade.runner.base import StudentRunner
 from rnngrade.runner.inprocess import InProcessRunner
 from rnngrade.runner.proxy import ModuleProxy
 from rnngrade.submission.load import LoadedSubmission, SubmissionError, load_submission
+from rnngrade.submission.module_builder import salvage_source
+from rnngrade.submission.source_notes import source_notes
 
 __all__ = ["DEVICES", "Grader", "close_shared_graders", "grade",
            "grade_isolated", "make_runner", "not_graded", "resolve_device", "shared_grader",
@@ -91,23 +93,36 @@ class _Run:
     """What running the suite on one submission produced."""
 
     collector: OutcomeCollector
-    notes: list[str]
+    notes: list[str]  # the grader's own
+    student_notes: list[str]  # the worker's, written after student code ran
     protections: dict[str, bool]
     missing: list[str]
 
 
 def _run_submission(loaded: LoadedSubmission, lab: Lab, device: str, inprocess: bool,
                     budget: Budget, collect: Callable[[ModuleProxy], OutcomeCollector]) -> _Run:
+    parse_notes = _parse_notes(loaded.source)
     runner = make_runner(loaded, device, inprocess, lab)
     limits = getattr(runner, "limits", None) or lab.limits
     try:
         collector = collect(ModuleProxy(BudgetedRunner(runner, budget, limits.call_seconds)))
-        notes = loaded.notes + runner.load_notes()
+        notes = (list(loaded.notes) + parse_notes + source_notes(loaded.source, lab)
+                 + list(collector.notes))
+        # the worker's notes were written after student code ran: quoted as its own output
+        student_notes = [n for n in runner.load_notes() if n not in parse_notes]
         protections = runner.protections()
         missing = [f for f in lab.functions if not _has(runner, f)]
     finally:
         runner.close()
-    return _Run(collector, notes, protections, missing)
+    return _Run(collector, notes, student_notes, protections, missing)
+
+
+def _parse_notes(source: str) -> list[str]:
+    """The grader's own notes on lines that do not parse (parsing runs no student code)."""
+    try:
+        return salvage_source(source)[1]
+    except Exception:  # noqa: BLE001 - a parser limit: the worker reports the failure itself
+        return []
 
 
 def _grade_one(submission: Path, assets: LabAssets, device: str, inprocess: bool,
@@ -151,7 +166,8 @@ def _grade_one(submission: Path, assets: LabAssets, device: str, inprocess: bool
         lab=lab.name, lab_title=lab.title, submission=submission.name,
         score=round(sum(t.score for t in tests), 4), max_score=sum(t.max_score for t in tests),
         execution_time=seconds(), tests=tests, device=device, notes=notes,
-        protections=run.protections, grader_version=assets.version, graded_at=graded_at)
+        student_notes=run.student_notes, protections=run.protections,
+        grader_version=assets.version, graded_at=graded_at)
 
 
 def describe_fault(exc: BaseException) -> str:

@@ -22,6 +22,7 @@ import pytest
 
 from rnngrade.checks.plugin import FAILURE_KEY, STUDENT_PROVIDER, short_failure
 from rnngrade.errors import GraderError
+from rnngrade.grading.chained import NOTE_KEY
 from rnngrade.grading.lab_assets import LabAssets
 from rnngrade.grading.memo import EXPECTATION_MEMO, ExpectationMemo
 from rnngrade.grading.plugin import CHECK_KEY, LAB_ASSETS
@@ -48,9 +49,11 @@ class OutcomeCollector:
     checks: dict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
     faults: list[str] = field(default_factory=list)  # grader faults, for the instructor
     log: io.StringIO = field(default_factory=io.StringIO)
+    notes: dict[str, None] = field(default_factory=dict)  # from tests (NOTE_KEY), in order
 
     def begin(self, student: ModuleProxy) -> None:
         self.student = student
+        self.notes = {}
         self.cases = {}
         self.checks = defaultdict(list)
         self.faults = []
@@ -100,6 +103,8 @@ class OutcomeCollector:
         for key, value in report.user_properties:
             if key == CHECK_KEY and report.when == "call":
                 self.checks[report.nodeid].append(value)
+            elif key == NOTE_KEY:
+                self.notes[str(value)] = None
         previous = self.cases.get(report.nodeid)
         if report.when == "call" or (report.when in ("setup", "teardown") and not report.passed):
             if previous is not None and previous.outcome in (Outcome.FAILED, Outcome.ERROR):

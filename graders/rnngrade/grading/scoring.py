@@ -13,11 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rnngrade.diagnosis.evidence import summarise_diagnosis
+from rnngrade.diagnosis.structural import localise_cases
 from rnngrade.errors import GraderError
 from rnngrade.grading.rubric import Rubric
 from rnngrade.labs import Lab
 from rnngrade.results.model import (
     CaseResult,
+    Diagnosis,
     GradeResult,
     Outcome,
     Status,
@@ -68,7 +71,7 @@ def summarise_test(name: str, title: str, points: float, visibility: str,
         message = failure_summary(failures)
     else:
         message = "" if ran else (cases[0].message if cases else "no cases")
-    diagnosis, hint = rank_diagnoses(failures)
+    diagnosis, hint = rank_diagnoses(failures, cases, any(c.get("timed") for c in checks))
     return TestResult(
         name=name, title=title, score=partial_credit(points, len(passed), len(ran)) if failures
         else (points if ran else 0.0), max_score=points if ran else 0.0,
@@ -78,21 +81,28 @@ def summarise_test(name: str, title: str, points: float, visibility: str,
         cases=cases, checks=checks)
 
 
-def rank_diagnoses(failures: Sequence[CaseResult]) -> tuple[list[str], str]:
+def rank_diagnoses(failures: Sequence[CaseResult], cases: Sequence[CaseResult] = (),
+                   timed: bool = False) -> tuple[list[Diagnosis], str]:
     """The diagnoses that explain the most failing cases (a mistake can coincide with another on
-    a special case, e.g. a zero initial state), and the hint of the best one."""
+    a special case, e.g. a zero initial state), their evidence restated over the test, and the
+    hint of the best one; without any, what the pattern of passing and failing ``cases``
+    locates (``timed``: the test's checks compare sequences along time)."""
     counts: dict[str, int] = defaultdict(int)
-    hints: dict[str, str] = {}
+    first: dict[str, Diagnosis] = {}
     for case in failures:
-        for position, diagnosis in enumerate(case.diagnosis):
-            counts[diagnosis] += 1
-            if position == 0 and case.hint:
-                hints.setdefault(diagnosis, case.hint)
+        for name in dict.fromkeys(d.name for d in case.diagnosis):
+            counts[name] += 1
+        for d in case.diagnosis:
+            first.setdefault(d.name, d)
     if not counts:
+        located = localise_cases(cases, timed)
+        if located is not None:
+            return [located], located.hint
         return [], next((c.hint for c in failures if c.hint), "")
     best = max(counts.values())
-    top = [d for d, n in counts.items() if n == best]
-    return top, next((hints[d] for d in top if d in hints), "")
+    top = [summarise_diagnosis(first[d], best, len(failures)) for d, n in counts.items()
+           if n == best]
+    return top, next((d.hint for d in top if d.hint), "")
 
 
 def failure_summary(failures: Sequence[CaseResult], limit: int = 3) -> str:

@@ -31,10 +31,24 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import sys
+from collections.abc import Iterator
 
 import pytest
 
 from rnngrade.errors import SuiteError
+
+
+@contextlib.contextmanager
+def _streams_kept() -> Iterator[None]:
+    """Restore ``sys.stdin/stdout/stderr`` afterwards: pytest's capture manager saves the streams
+    it found when the session started and puts those back whenever it suspends, which in a
+    long-lived session would be streams of the past (another command's, or a closed file)."""
+    saved = sys.stdin, sys.stdout, sys.stderr
+    try:
+        yield
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
 
 
 def report_sections(item: pytest.Item) -> list[tuple[str, str, str]]:
@@ -68,7 +82,7 @@ class ReusableSession:
         self._session: pytest.Session | None = None
         self.items: list[pytest.Item] = []
         log = io.StringIO()
-        with contextlib.redirect_stdout(log):
+        with _streams_kept(), contextlib.redirect_stdout(log):
             try:
                 config = _prepareconfig(args, plugins=plugins)
             except Exception as exc:  # noqa: BLE001 - a usage error or a broken conftest
@@ -106,7 +120,7 @@ class ReusableSession:
         items = self.items
         cwd = os.getcwd()
         try:
-            with contextlib.redirect_stdout(log):
+            with _streams_kept(), contextlib.redirect_stdout(log):
                 for i, item in enumerate(items):
                     item.user_properties = []  # per run, as a fresh item would have
                     item._report_sections = []
@@ -127,7 +141,7 @@ class ReusableSession:
         self.items = []
         if config is None:
             return
-        with contextlib.redirect_stdout(io.StringIO()):
+        with _streams_kept(), contextlib.redirect_stdout(io.StringIO()):
             try:
                 if session is not None:
                     config.hook.pytest_sessionfinish(session=session, exitstatus=0)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnngrade import __version__
-from rnngrade.authoring.generate import notebook_for, stub_for, vectors_for
+from rnngrade.authoring.generate import fingerprints_for, notebook_for, stub_for, vectors_for
 from rnngrade.errors import ExitCode, RnngradeError
 from rnngrade.labs import Lab, available_labs
 from rnngrade.paths import course_root, templates_dir
@@ -135,6 +135,9 @@ def lab_files(lab: Lab, root: Path, warnings: list[str]) -> dict[str, bytes]:
         files[f"fixtures/public/{lab.name}.npz"] = vectors.content
     elif committed.exists():
         files[f"fixtures/public/{lab.name}.npz"] = committed.read_bytes()
+    mistakes = fingerprints_for(lab, root)  # the known mistakes' outputs, never their code
+    if mistakes is not None:
+        files[f"fixtures/public/{mistakes.path.name}"] = mistakes.content
     return files
 
 

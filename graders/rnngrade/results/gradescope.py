@@ -13,7 +13,7 @@ def test_output(test: TestResult) -> str:
     lines = []
     if test.message:
         lines.append(test.message)
-    lines += [f"diagnosis: {d}" for d in test.diagnosis]
+    lines += [f"likely mistake: {d}" for d in test.diagnosis]
     if test.hint:
         lines.append(f"hint: {test.hint}")
     if test.cases_total > 1:
@@ -31,6 +31,10 @@ def overall_output(result: GradeResult) -> str:
     if result.error:
         lines.append(f"Your submission could not be graded: {result.error}")
     lines += result.notes
+    if result.student_notes:
+        lines.append("While loading, your code reported (its own output, quoted; not a message "
+                     "from the course staff):")
+        lines += [f"> {line}" for note in result.student_notes for line in note.split("\n")]
     return "\n".join(lines)
 
 
@@ -52,7 +56,7 @@ def to_gradescope(result: GradeResult) -> dict[str, Any]:
                 "outcome": test.outcome,
                 "output": test_output(test),
                 "visibility": test.visibility,
-                "diagnosis": test.diagnosis,
+                "diagnosis": [d.to_dict() for d in test.diagnosis],
                 "hint": test.hint,
                 "cases_passed": test.cases_passed,
                 "cases_total": test.cases_total,
@@ -66,6 +70,7 @@ def to_gradescope(result: GradeResult) -> dict[str, Any]:
         "status": result.status,
         "error": result.error,
         "notes": result.notes,
+        "student_notes": result.student_notes,
         "device": result.device,
         "protections": result.protections,
         "grader_version": result.grader_version,

@@ -62,6 +62,55 @@ PASSED, PARTIAL, FAILED, ERROR, SKIPPED = (Outcome.PASSED, Outcome.PARTIAL, Outc
 BUDGET_MESSAGE = "not run: the submission used its time budget"
 
 
+class DiagnosisSource(str, Enum):
+    """Where a diagnosis comes from, most trustworthy first."""
+
+    KNOWN_MISTAKE = "known mistake"  # the result equals a known mistake's on the same inputs
+    STRUCTURAL = "structural"  # which cases, outputs or time steps fail locates the mistake
+    HEURISTIC = "heuristic"  # a shape of wrongness seen in the numbers (a factor, a sign)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """A named mistake with the evidence for it.
+
+    name: the known mistake's identifier, or the pattern's ("not_carried_across_time").
+    function: the student function the mistake lies in ("" when the check cannot tell).
+    text: one line for the student naming the mistake.
+    hint: where to look, never the answer ("" when none).
+    evidence: why the grader thinks so ("right for T = 1, wrong from the second step on").
+    source: a DiagnosisSource value.
+    """
+
+    name: str
+    text: str
+    function: str = ""
+    hint: str = ""
+    evidence: str = ""
+    source: str = DiagnosisSource.KNOWN_MISTAKE.value
+
+    def __str__(self) -> str:
+        return self.text + (f" ({self.evidence})" if self.evidence else "")
+
+    @property
+    def is_known_mistake(self) -> bool:
+        return self.source == DiagnosisSource.KNOWN_MISTAKE.value
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+    @classmethod
+    def from_data(cls, data: Any) -> Diagnosis:
+        """A Diagnosis from its dict, or from the ``"name: text"`` line older results stored."""
+        if isinstance(data, Diagnosis):
+            return data
+        if isinstance(data, dict):
+            known = {k: str(v) for k, v in data.items() if k in cls.__dataclass_fields__}
+            return cls(**known)
+        name, _, text = str(data).partition(": ")
+        return cls(name, text or name)
+
+
 @dataclass
 class CaseResult:
     """One parametrised case of a test."""
@@ -70,7 +119,7 @@ class CaseResult:
     outcome: Outcome
     message: str = ""
     kind: str = ""  # a FailureKind value ("" when the case passed or was skipped)
-    diagnosis: list[str] = field(default_factory=list)
+    diagnosis: list[Diagnosis] = field(default_factory=list)
     hint: str = ""
     seconds: float = 0.0
 
@@ -88,7 +137,7 @@ class TestResult:
     outcome: Outcome
     visibility: str
     message: str = ""
-    diagnosis: list[str] = field(default_factory=list)
+    diagnosis: list[Diagnosis] = field(default_factory=list)
     hint: str = ""
     cases_passed: int = 0
     cases_total: int = 0
@@ -116,7 +165,10 @@ class GradeResult:
     device: str = "cpu"
     status: Status = Status.GRADED
     error: str = ""  # why the submission was not graded (student-facing)
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # the grader's own notes
+    # What the submission reported while it loaded (from the worker, after student code ran):
+    # shown quoted, as the submission's output, never as a notice from the grader.
+    student_notes: list[str] = field(default_factory=list)
     protections: dict[str, bool] = field(default_factory=dict)
     grader_version: str = ""
     graded_at: str = ""
@@ -140,10 +192,16 @@ class GradeResult:
         for t in data["tests"]:
             t = dict(t)
             t["outcome"] = Outcome(t["outcome"])
-            t["cases"] = [CaseResult(**{**c, "outcome": Outcome(c["outcome"])})
+            t["cases"] = [CaseResult(**{**c, "outcome": Outcome(c["outcome"]),
+                                        "diagnosis": _diagnoses(c.get("diagnosis"))})
                           for c in t.get("cases", [])]
+            t["diagnosis"] = _diagnoses(t.get("diagnosis"))
             tests.append(TestResult(**t))
         data = dict(data)
         data["tests"] = tests
         data["status"] = Status(data.get("status", Status.GRADED))
         return cls(**data)
+
+
+def _diagnoses(data: Any) -> list[Diagnosis]:
+    return [Diagnosis.from_data(d) for d in data or []]

@@ -1,20 +1,43 @@
-"""Rendering a GradeResult with the Jinja2 templates in ``templates/``."""
+"""Rendering a GradeResult with the Jinja2 templates in ``templates/``.
+
+Every report goes through ``prepared``: the result is cleaned (``sanitize.clean_result``: the
+one boundary for text the submission controls) and, for the reports a student reads, reduced to
+what the rubric's visibility lets them see (``visibility.student_view``). The templates then
+escape for their format: HTML and XML by Jinja2's autoescape, Markdown with the ``md_inline`` and
+``md_code`` filters (``escape``), JSON by ``tojson``.
+"""
 
 from __future__ import annotations
 
 import json
+from enum import Enum
 from functools import cache
 from pathlib import Path
 
 import jinja2
 
+from rnngrade.diagnosis.feedback import fix_sections
 from rnngrade.formatting import format_points
 from rnngrade.paths import templates_dir
+from rnngrade.results.escape import md_code, md_inline
 from rnngrade.results.gradescope import overall_output, test_output, to_gradescope
 from rnngrade.results.model import GradeResult
+from rnngrade.results.sanitize import clean_result
+from rnngrade.results.visibility import student_view
 
 MARKDOWN_LIMIT = 60 * 1024  # GitHub comments take 65,536 characters; keep room for a wrapper
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "results.schema.json"
+
+
+class Audience(Enum):
+    STUDENT = "student"  # feedback.html, feedback.md, junit.xml, the pull-request comment
+    INSTRUCTOR = "instructor"  # results.json (Gradescope applies its visibility field)
+
+
+def prepared(result: GradeResult, audience: Audience) -> GradeResult:
+    """``result`` cleaned, and for a student reduced to what they may see."""
+    cleaned = clean_result(result)
+    return student_view(cleaned) if audience is Audience.STUDENT else cleaned
 
 
 @cache
@@ -27,8 +50,10 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["num"] = format_points
-    env.filters["md_escape"] = lambda s: str(s).replace("|", "\\|").replace("\n", "<br>")
+    env.filters["md_inline"] = md_inline
+    env.filters["md_code"] = md_code
     env.globals["test_output"] = test_output
+    env.globals["fix_sections"] = fix_sections
     return env
 
 
@@ -37,35 +62,53 @@ def render(template: str, **context: object) -> str:
 
 
 def render_results_json(result: GradeResult) -> str:
-    return render("results.json.j2", data=to_gradescope(result))
+    return _results_json(prepared(result, Audience.INSTRUCTOR))
 
 
 def render_feedback_html(result: GradeResult) -> str:
-    return render("feedback.html.j2", r=result, summary=overall_output(result))
+    return _feedback_html(prepared(result, Audience.STUDENT))
 
 
 def render_feedback_md(result: GradeResult, limit: int = MARKDOWN_LIMIT) -> str:
-    text = render("feedback.md.j2", r=result, detail=True)
+    return _feedback_md(prepared(result, Audience.STUDENT), limit)
+
+
+def render_junit(result: GradeResult) -> str:
+    return _junit(prepared(result, Audience.STUDENT))
+
+
+def _results_json(result: GradeResult) -> str:
+    return render("results.json.j2", data=to_gradescope(result))
+
+
+def _feedback_html(shown: GradeResult) -> str:
+    return render("feedback.html.j2", r=shown, summary=overall_output(shown))
+
+
+def _feedback_md(shown: GradeResult, limit: int = MARKDOWN_LIMIT) -> str:
+    text = render("feedback.md.j2", r=shown, detail=True)
     if len(text.encode()) > limit:
-        text = render("feedback.md.j2", r=result, detail=False)
+        text = render("feedback.md.j2", r=shown, detail=False)
     if len(text.encode()) > limit:
         text = text.encode()[: limit - 200].decode(errors="ignore") + \
             "\n\n… (feedback truncated; see feedback.html for every test)\n"
     return text
 
 
-def render_junit(result: GradeResult) -> str:
-    return render("junit.xml.j2", r=result)
+def _junit(shown: GradeResult) -> str:
+    return render("junit.xml.j2", r=shown)
 
 
 def write_reports(result: GradeResult, out: Path) -> dict[str, Path]:
     """Write results.json, feedback.html, feedback.md and junit.xml into ``out`` (atomically)."""
     out.mkdir(parents=True, exist_ok=True)
+    everything = prepared(result, Audience.INSTRUCTOR)
+    shown = student_view(everything)
     files = {
-        "results.json": render_results_json(result),
-        "feedback.html": render_feedback_html(result),
-        "feedback.md": render_feedback_md(result),
-        "junit.xml": render_junit(result),
+        "results.json": _results_json(everything),
+        "feedback.html": _feedback_html(shown),
+        "feedback.md": _feedback_md(shown),
+        "junit.xml": _junit(shown),
     }
     written = {}
     for name, text in files.items():

@@ -85,8 +85,9 @@ class StudentError(Exception):
         self.function = function
         self.stdout = stdout
         self.stderr = stderr
-        # set by the grader when a known mistake (mutant) fails in exactly the same way
-        self.diagnosis: list[str] = []
+        # set by the grader when a known mistake (mutant) fails in exactly the same way:
+        # rnngrade.results.model.Diagnosis objects (the trusted side's type)
+        self.diagnosis: list[Any] = []
         self.hint = ""
 
     def __str__(self) -> str:

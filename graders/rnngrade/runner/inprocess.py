@@ -102,13 +102,15 @@ class InProcessRunner:
             with redirect[0], redirect[1]:
                 value = target(*call_args, **call_kwargs)
         except NotImplementedError as exc:
+            # with the student's traceback: `pytest --pdb` stops in the student's frame
             raise StudentError(NOT_IMPLEMENTED, not_implemented_message(exc, self.module, name),
-                               function=name) from None
+                               function=name).with_traceback(exc.__traceback__) from None
         except StudentError:
             raise
         except Exception as exc:  # any student exception fails the check
             kind, message = student_failure(exc, self.module, name)
-            raise StudentError(kind, message, function=name, stdout=out.getvalue()) from exc
+            raise StudentError(kind, message, function=name, stdout=out.getvalue()
+                               ).with_traceback(exc.__traceback__) from exc
         return CallResult(value, call_args, call_kwargs, out.getvalue(), err.getvalue(),
                           time.perf_counter() - start)
 

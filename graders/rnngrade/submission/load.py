@@ -100,7 +100,7 @@ def _from_folder(tree: Tree, lab: Lab, label: str) -> LoadedSubmission:
     files = [PurePosixPath(rel) for rel in tree.listed]
     exact = sorted((p for p in files if p.name == lab.filename), key=lambda p: len(p.parts))
     if exact:
-        return _read(tree, exact[0].as_posix(), lab)
+        return _module_or_notebook(tree, exact[0], files, lab)
     notebooks = [p for p in files if p.suffix == ".ipynb"]
     scripts = [p for p in files if p.suffix == ".py" and not p.name.startswith("test_")
                and p.name != "conftest.py"]
@@ -117,3 +117,36 @@ def _from_folder(tree: Tree, lab: Lab, label: str) -> LoadedSubmission:
     listed = ", ".join(shown(p.as_posix(), 60) for p in sorted(files)[:10])
     raise SubmissionError(f"{label}: no {lab.filename} found, and no single notebook or .py file "
                           f"to grade instead (found: {listed}){skipped}")
+
+
+def _module_or_notebook(tree: Tree, module: PurePosixPath, files: list[PurePosixPath],
+                        lab: Lab) -> LoadedSubmission:
+    """The module, unless it is the untouched stub and a notebook beside it holds the work (the
+    student README's rule, as ``rnngrade ci`` applies it); a note says which file was graded and
+    why, either way."""
+    notebooks = [p for p in files if p.suffix == ".ipynb" and p.parent == module.parent]
+    named = [p for p in notebooks if p.name == f"{lab.name}.ipynb"]
+    notebook = (named or notebooks)[0] if len(named) == 1 or len(notebooks) == 1 else None
+    loaded = _read(tree, module.as_posix(), lab)
+    if notebook is None:
+        loaded.notes.insert(0, f"graded {shown(module.name)}")
+        return loaded
+    if not _is_untouched_stub(loaded.source, lab):
+        loaded.notes.insert(0, f"graded {shown(module.name)}; {shown(notebook.name)} beside it "
+                               "was not graded (work in one of the two)")
+        return loaded
+    chosen = _read(tree, notebook.as_posix(), lab)
+    chosen.notes.insert(0, f"graded {shown(notebook.name)}: {shown(module.name)} is the "
+                           "untouched stub")
+    return chosen
+
+
+def _is_untouched_stub(source: str, lab: Lab) -> bool:
+    """Whether ``source`` is the lab's released stub (line endings and outer blanks aside)."""
+    from rnngrade.authoring.generate import stub_for
+
+    try:
+        stub = stub_for(lab).content.decode()
+    except OSError:  # a grader without the course's solutions cannot tell
+        return False
+    return source.replace("\r\n", "\n").strip() == stub.replace("\r\n", "\n").strip()

@@ -6,9 +6,13 @@ Runs on the student side (inside the worker, or in-process with ``--inprocess``)
 - the classic platform's helper modules resolve to stand-ins (see ``standins``), and
   ``get_ipython()`` (magics in a script exported from a notebook) does nothing;
 - source that does not parse as a whole is salvaged: every top-level statement that parses on its
-  own is kept, and the notes say which lines were skipped;
+  own is kept, and the notes say which lines were skipped and the syntax error in them; a
+  function defined there raises that SyntaxError when called, so its tests name it;
 - top-level statements run one at a time; one that raises is noted and skipped, and the rest
-  (every function definition after it included) still runs.
+  (every function definition after it included) still runs;
+- a function that only a stand-in supplies (``softmax`` from ``rnn_utils``) is not the
+  student's work: it leaves the module's namespace for its builtins, so the student's own
+  functions still call it but the grader finds it missing (and a note says where it came from).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from rnngrade.submission.standins import (
     get_ipython,
     looks_like_platform_test,
     make_standins,
+    standin_origin,
 )
 
 
@@ -37,16 +42,37 @@ class BuiltModule:
     fatal: str | None = None  # set when nothing usable could be loaded
 
 
+@dataclass(frozen=True)
+class SkippedDefinition:
+    """A function defined in lines that do not parse: what the grader tells the student."""
+
+    name: str
+    detail: str  # "line 29: expected ':' in `def rnn_forward(x, a0, parameters)`"
+
+
 def salvage_source(source: str) -> tuple[str, list[str]]:
     """Return source that parses, dropping top-level chunks that do not, and notes about it."""
+    kept, notes, _ = salvage(source)
+    return kept, notes
+
+
+def salvage(source: str, merge_limit: int = 12
+            ) -> tuple[str, list[str], list[SkippedDefinition]]:
+    """Source that parses, notes on what was dropped, and the functions defined in the dropped
+    lines (each with the syntax error that dropped it).
+
+    The file is cut into top-level chunks (a chunk starts at a line with no indentation that is
+    neither blank, nor a comment, nor right after a decorator). A chunk that does not parse on
+    its own is tried together with the next ones (up to ``merge_limit``), so a string or a
+    bracket that continues at column 0 keeps its definition whole; a chunk that parses in no
+    such merge is dropped, with the first syntax error in it.
+    """
     try:
         ast.parse(source)
-        return source, []
+        return source, [], []
     except SyntaxError:
         pass
     lines = source.splitlines(keepends=True)
-    # Split into top-level chunks: a chunk starts at a line with no indentation that is not blank,
-    # not a comment, and not the line right after a decorator.
     starts: list[int] = []
     for i, line in enumerate(lines):
         stripped = line.lstrip()
@@ -55,31 +81,72 @@ def salvage_source(source: str) -> tuple[str, list[str]]:
         if line[0] not in " \t" and not (starts and lines[starts[-1]].startswith("@")
                                           and i == _next_code_line(lines, starts[-1] + 1)):
             starts.append(i)
-    kept: list[str] = []
-    skipped: list[tuple[int, int]] = []
-    lost: dict[int, list[str]] = {}  # first line of a skipped chunk -> functions defined there
     bounds = starts + [len(lines)]
-    for begin, end in zip(bounds, bounds[1:]):
-        chunk = "".join(lines[begin:end])
-        try:
-            ast.parse(chunk)
-        except SyntaxError:
-            skipped.append((begin + 1, _last_code_line(lines, begin, end) + 1))
+    kept: list[str] = []
+    skipped: list[tuple[int, int, SyntaxError]] = []
+    lost: dict[int, list[str]] = {}  # first line of a skipped chunk -> functions defined there
+    k = 0
+    while k < len(starts):
+        begin = bounds[k]
+        for j in range(k + 1, min(k + 1 + merge_limit, len(starts) + 1)):
+            chunk = "".join(lines[begin:bounds[j]])
+            if _parses(chunk):
+                kept.append(chunk if chunk.endswith("\n") else chunk + "\n")
+                k = j
+                break
+        else:
+            end = bounds[k + 1]
+            chunk = "".join(lines[begin:end])
+            skipped.append((begin + 1, _last_code_line(lines, begin, end) + 1,
+                            _first_error(chunk, begin)))
             lost[begin + 1] = _DEF.findall(chunk)
             kept.append("\n" * (end - begin))  # keep line numbers stable for tracebacks
-            continue
-        kept.append(chunk if chunk.endswith("\n") else chunk + "\n")
+            k += 1
     prefix = "".join(lines[: starts[0]]) if starts else ""
-    notes = []
-    for a, b in _merge(skipped):
+    notes: list[str] = []
+    definitions: list[SkippedDefinition] = []
+    for a, b, error in _merge(skipped):
+        detail = _describe_syntax_error(error, lines)
         note = (f"lines {a}-{b} do not parse as Python and were skipped" if a != b
                 else f"line {a} does not parse as Python and was skipped")
+        note += f" ({detail.replace(':', ': SyntaxError:', 1)})"
         names = [n for first, found in lost.items() if a <= first <= b for n in found]
         if names:
             note += (" — they define " + ", ".join(f"`{n}`" for n in names)
-                     + ", which cannot be graded")
+                     + ", which cannot be graded; the rest of the file is graded")
         notes.append(note)
-    return prefix + "".join(kept), notes
+        definitions += [SkippedDefinition(n, detail) for n in names]
+    return prefix + "".join(kept), notes, definitions
+
+
+def _parses(chunk: str) -> bool:
+    try:
+        ast.parse(chunk)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _first_error(chunk: str, offset: int) -> SyntaxError:
+    """The syntax error of ``chunk`` (which starts at line ``offset + 1`` of the file)."""
+    try:
+        ast.parse(chunk)
+    except SyntaxError as exc:
+        exc.lineno = (exc.lineno or 1) + offset
+        return exc
+    except ValueError as exc:  # e.g. NUL bytes
+        return SyntaxError(str(exc), (None, offset + 1, 0, ""))
+    return SyntaxError("does not parse", (None, offset + 1, 0, ""))
+
+
+def _describe_syntax_error(error: SyntaxError, lines: list[str]) -> str:
+    """``line 29: expected ':' in `def rnn_forward(x, a0, parameters)```."""
+    line = error.lineno or 0
+    text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    if len(text) > 80:
+        text = text[:77] + "..."
+    where = f" in `{text}`" if text and "`" not in text else ""
+    return f"line {line}: {error.msg}{where}"
 
 
 _DEF = re.compile(r"^(?:async\s+)?def\s+(\w+)", re.MULTILINE)
@@ -99,13 +166,14 @@ def _last_code_line(lines: list[str], begin: int, end: int) -> int:
     return begin
 
 
-def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    merged: list[tuple[int, int]] = []
-    for a, b in ranges:
+def _merge(ranges: list[tuple[int, int, SyntaxError]]) -> list[tuple[int, int, SyntaxError]]:
+    """Adjacent skipped ranges as one, with the first range's syntax error."""
+    merged: list[tuple[int, int, SyntaxError]] = []
+    for a, b, error in ranges:
         if merged and a <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]), merged[-1][2])
         else:
-            merged.append((a, b))
+            merged.append((a, b, error))
     return merged
 
 
@@ -129,7 +197,7 @@ def build_module(source: str, filename: str, module_name: str = "submission") ->
     module.__file__ = filename
     if "\x00" in source:
         return BuiltModule(module, [], fatal="the file contains NUL bytes: is it a binary file?")
-    source, notes = salvage_source(source)
+    source, notes, unparsable = salvage(source)
     try:
         tree = ast.parse(source, filename)
     except (SyntaxError, ValueError) as exc:
@@ -152,7 +220,44 @@ def build_module(source: str, filename: str, module_name: str = "submission") ->
             kind = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             failures.append((statement.lineno, kind.splitlines()[0] if kind else
                              type(exc).__name__))
-    return BuiltModule(module, notes + _failure_notes(failures))
+    for definition in unparsable:  # graded as what it is: a syntax error, not a missing name
+        if definition.name not in module.__dict__:
+            module.__dict__[definition.name] = _unparsable(definition)
+    borrowed = _hide_standin_functions(module, module_builtins)
+    return BuiltModule(module, notes + _failure_notes(failures) + borrowed)
+
+
+def _unparsable(definition: SkippedDefinition):
+    """What stands for a function whose definition does not parse: it raises SyntaxError with
+    the line, so its tests say why they score 0."""
+    message = f"`{definition.name}` cannot be graded: {definition.detail}"
+
+    def unparsable(*args, **kwargs):
+        raise SyntaxError(message)
+    unparsable.__name__ = definition.name
+    return unparsable
+
+
+def _hide_standin_functions(module: types.ModuleType, module_builtins: dict) -> list[str]:
+    """Move the public names bound to a stand-in's function from the module's namespace to its
+    builtins (still found by the student's functions, no longer by the grader); one note."""
+    hidden: dict[str, list[str]] = {}
+    for name, value in list(module.__dict__.items()):
+        origin = standin_origin(value) if not name.startswith("_") else None
+        if origin is None:
+            continue
+        del module.__dict__[name]
+        module_builtins[name] = value
+        hidden.setdefault(origin, []).append(f"`{name}`")
+    notes = []
+    for origin, names in hidden.items():
+        one = len(names) == 1
+        notes.append(f"{' and '.join(names)} {'comes' if one else 'come'} from `{origin}` (the "
+                     "course platform's helper module, which the grader provides), not from "
+                     f"your file: if the lab asks for {'it' if one else 'one of them'}, its "
+                     "tests score as missing; your own functions still call "
+                     f"{'it' if one else 'them'}")
+    return notes
 
 
 def _failure_notes(failures: list[tuple[int, str]], shown: int = 3) -> list[str]:

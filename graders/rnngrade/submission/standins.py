@@ -73,6 +73,14 @@ def make_standins(test_names: frozenset[str] = frozenset()) -> dict[str, types.M
 
 STANDIN_NAMES = frozenset(make_standins())
 
+# The functions a stand-in supplies, with the module each comes from.
+_ORIGINS = ((_softmax, "rnn_utils"), (_sigmoid, "rnn_utils"))
+
+
+def standin_origin(value: object) -> str | None:
+    """The stand-in module that supplied ``value`` (by identity), or None."""
+    return next((origin for function, origin in _ORIGINS if function is value), None)
+
 
 def looks_like_platform_test(name: str) -> bool:
     return name.endswith(("_test", "_tests")) or name.startswith("test_") or name in (

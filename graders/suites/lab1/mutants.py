@@ -10,6 +10,7 @@ MUTANTS = [
         hint="Your new hidden state does not depend on the previous one. Which term of the "
         "pre-activation carries the past into the present?",
         edits=(("np.dot(Waa, a_prev) + np.dot(Wax, xt) + ba", "np.dot(Wax, xt) + ba"),),
+        patterns=("recurrent_term",),
     ),
     Mutant(
         name="prediction_from_a_prev",
@@ -18,6 +19,7 @@ MUTANTS = [
         hint="The prediction at step t should read the hidden state you have just computed. "
         "Check which state goes into Wya·(...).",
         edits=(("logits = np.dot(Wya, a_next) + by", "logits = np.dot(Wya, a_prev) + by"),),
+        patterns=("off_by_one_step",),
     ),
     Mutant(
         name="softmax_wrong_axis",
@@ -39,6 +41,7 @@ MUTANTS = [
         hint="exp(1000) overflows to inf. Softmax does not change when you subtract the same "
         "number from a whole column; which number keeps every exponent ≤ 0?",
         edits=(("shifted = x - np.max(x, axis=0, keepdims=True)", "shifted = x"),),
+        patterns=("nan_or_inf",),
     ),
     Mutant(
         name="hidden_bias_missing",
@@ -64,6 +67,7 @@ MUTANTS = [
         "be for t > 0?",
         edits=(("rnn_cell_forward(x[:, :, t], a_prev, parameters)",
                 "rnn_cell_forward(x[:, :, t], a0, parameters)"),),
+        patterns=("fed_a0_every_step",),
     ),
     Mutant(
         name="stores_a_prev",
@@ -72,6 +76,7 @@ MUTANTS = [
         hint="a[:, :, t] should be the state that step t produces. Check which variable you "
         "store, and when.",
         edits=(("a[:, :, t] = a_next", "a[:, :, t] = a_prev"),),
+        patterns=("off_by_one_step",),
     ),
     Mutant(
         name="batch_weights_not_transposed",
@@ -81,6 +86,7 @@ MUTANTS = [
         "right, transposed. Check every matrix product for the transpose.",
         edits=(("h = torch.tanh(h @ W_h.T + inputs[:, t])",
                 "h = torch.tanh(h @ W_h + inputs[:, t])"),),
+        patterns=("recurrent_term",),
     ),
     Mutant(
         name="batch_recurrent_term_dropped",
@@ -89,5 +95,32 @@ MUTANTS = [
         hint="Your states do not depend on the previous state. Which term of "
         "tanh(h W_hᵀ + x W_xᵀ + b) carries the past?",
         edits=(("h = torch.tanh(h @ W_h.T + inputs[:, t])", "h = torch.tanh(inputs[:, t])"),),
+        patterns=("recurrent_term",),
+    ),
+    # --- mistakes seen in real classic submissions ---------------------------------------------
+    Mutant(
+        name="state_starts_at_zeros",
+        function="rnn_forward",
+        description="the hidden state starts at zeros instead of a0",
+        hint="Check what your loop starts from before the first step: the initial hidden state "
+        "is given to you as an argument.",
+        edits=(("    a_prev = a0\n", "    a_prev = np.zeros_like(a0)\n"),),
+    ),
+    Mutant(
+        name="loop_starts_at_one",
+        function="rnn_forward",
+        description="the time loop starts at t = 1, so step 0 is never computed",
+        hint="Python's range starts where you tell it to. Does your loop visit every time step, "
+        "the first one included?",
+        edits=(("for t in range(T_x):", "for t in range(1, T_x):"),),
+        patterns=("all_zeros", "off_by_one_step",),
+    ),
+    Mutant(
+        name="softmax_negated_logits",
+        function="softmax",
+        description="softmax computed with exp(−x) instead of exp(x)",
+        hint="Check the sign inside your exponential: the largest logit must get the largest "
+        "probability.",
+        edits=(("e = np.exp(shifted)", "e = np.exp(-shifted)"),),
     ),
 ]

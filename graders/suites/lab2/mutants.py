@@ -29,6 +29,7 @@ MUTANTS = [
         edits=(
             ("dba = np.sum(dz, axis=1, keepdims=True)", "dba = np.mean(dz, axis=1, keepdims=True)"),
         ),
+        patterns=("constant_factor",),
     ),
     Mutant(
         name="waa_not_transposed",
@@ -37,6 +38,7 @@ MUTANTS = [
         hint="Look at da_prev. In the forward pass Waa multiplies a_prev; going backwards, the "
         "gradient travels through the same matrix the other way. Which orientation is that?",
         edits=(("da_prev = Waa.T @ dz", "da_prev = Waa @ dz"),),
+        patterns=("gradient_not_carried_back",),
     ),
     # --- rnn_backward --------------------------------------------------------------------------
     Mutant(
@@ -51,6 +53,7 @@ MUTANTS = [
                 'grads = rnn_cell_backward(da[:, :, t], cell_caches[t])',
             ),
         ),
+        patterns=("gradient_not_carried_back",),
     ),
     Mutant(
         name="weight_grads_overwritten",
@@ -63,6 +66,7 @@ MUTANTS = [
             ('dWaa += grads["dWaa"]', 'dWaa = grads["dWaa"]'),
             ('dba += grads["dba"]', 'dba = grads["dba"]'),
         ),
+        patterns=("all_zeros", "not_carried_across_time",),
     ),
     Mutant(
         name="time_loop_forward",
@@ -72,6 +76,7 @@ MUTANTS = [
         "needs from step t+1 must already be known when you process step t. Check your loop's "
         "direction.",
         edits=(("for t in reversed(range(T_x)):", "for t in range(T_x):"),),
+        patterns=("gradient_not_carried_back", "not_carried_across_time",),
     ),
     # --- clip ----------------------------------------------------------------------------------
     Mutant(
@@ -124,6 +129,7 @@ MUTANTS = [
                 "for name, g in grads.items()}",
             ),
         ),
+        patterns=("constant_factor",),
     ),
     Mutant(
         name="global_norm_always_rescaled",
@@ -134,6 +140,7 @@ MUTANTS = [
         edits=(
             ("scale = min(1.0, max_norm / (norm + 1e-12))", "scale = max_norm / (norm + 1e-12)"),
         ),
+        patterns=("constant_factor",),
     ),
     # --- numerical_gradient --------------------------------------------------------------------
     Mutant(
@@ -162,6 +169,7 @@ MUTANTS = [
         hint="Your estimates are about twice too large. How far apart are the two points at "
         "which you evaluate f?",
         edits=(("(f_plus - f_minus) / (2 * eps)", "(f_plus - f_minus) / eps"),),
+        patterns=("constant_factor",),
     ),
     # --- relative_error ------------------------------------------------------------------------
     Mutant(
@@ -171,6 +179,7 @@ MUTANTS = [
         hint="Try two arrays that are both zero somewhere: the error there must be 0, not NaN. "
         "Keep the denominator away from zero.",
         edits=(("    scale = np.maximum(scale, 1e-12)\n", ""),),
+        patterns=("nan_or_inf",),
     ),
     Mutant(
         name="relative_error_of_norms",
@@ -194,6 +203,7 @@ MUTANTS = [
         hint="The gradients of W_hh, W_xh and b_h only see one step. h_t also feeds step t+1: "
         "add the gradient that flows back from there when you compute dh at step t.",
         edits=(("dh = W_hy.T @ dlogits + dh_next", "dh = W_hy.T @ dlogits"),),
+        patterns=("not_carried_across_time", "recurrent_term",),
     ),
     Mutant(
         name="char_rnn_tanh_derivative_at_h_prev",
@@ -210,6 +220,7 @@ MUTANTS = [
         hint="Your loss and all your gradients are too large by the same factor, the number of "
         "positions in the batch. The loss is a mean.",
         edits=(("scale = 1.0 / (B * T)", "scale = 1.0"),),
+        patterns=("constant_factor",),
     ),
     Mutant(
         name="duplicate_characters_lost",
@@ -223,5 +234,38 @@ MUTANTS = [
                 'grads["W_xh"][:, X[:, t]] += dz',
             ),
         ),
+    ),
+    # --- mistakes seen in real classic submissions ---------------------------------------------
+    Mutant(
+        name="da_prev_not_updated",
+        function="rnn_backward",
+        description="da_prevt never updated inside the loop: every step adds the zeros it "
+        "started with",
+        hint="You add da_prevt to da[:, :, t], but is it ever given the da_prev that the step "
+        "you just processed returned? Check what happens to it inside the loop.",
+        edits=(('        da_prevt = grads["da_prev"]\n    return {"dx": dx, "da0": da_prevt',
+                '    return {"dx": dx, "da0": da_prevt'),),
+        patterns=("gradient_not_carried_back",),
+    ),
+    Mutant(
+        name="clip_result_discarded",
+        function="clip",
+        description="np.clip's result is thrown away: the gradients come back unclipped",
+        hint="np.clip returns a new array unless you give it out=; assigning its result to the "
+        "loop variable changes nothing in your dictionary. Check that the clipped values are "
+        "what you return.",
+        edits=(("return {name: np.clip(g, -maxValue, maxValue) for name, g in gradients.items()}",
+                "return {name: g for name, g in gradients.items()}"),),
+    ),
+    Mutant(
+        name="da0_left_at_zeros",
+        function="rnn_backward",
+        description="da0 returned as the zeros it was initialised with (the gradient carried "
+        "back through every step never reaches it)",
+        hint="da0 is the gradient your loop carries back past the first step. Check that the "
+        "value you return under \"da0\" is that one, not the array you initialised.",
+        edits=(('return {"dx": dx, "da0": da_prevt,',
+                'return {"dx": dx, "da0": np.zeros_like(da_prevt),'),),
+        patterns=("all_zeros",),
     ),
 ]

@@ -24,6 +24,7 @@ MUTANTS = [
         hint="Look at how a_next is computed from the output gate and the cell state: the cell "
         "state is squashed before the output gate lets it through.",
         edits=(("a_next = ot * np.tanh(c_next)", "a_next = ot * c_next"),),
+        patterns=("not_carried_across_time",),
     ),
     Mutant(
         name="c_next_tanh_on_c_prev",
@@ -32,6 +33,7 @@ MUTANTS = [
         hint="Look at the cell-state update. The forget gate scales the previous cell state as "
         "it is; no nonlinearity is applied to c_prev.",
         edits=(("c_next = ft * c_prev + it * cct", "c_next = ft * np.tanh(c_prev) + it * cct"),),
+        patterns=("not_carried_across_time",),
     ),
     Mutant(
         name="forget_and_update_gates_swapped",
@@ -49,6 +51,7 @@ MUTANTS = [
         hint="Check how you initialise the cell state before the first step: the lab starts the "
         "memory empty, whatever the initial hidden state is.",
         edits=(("c_next = np.zeros_like(a0)", "c_next = a0"),),
+        patterns=("initial_state_unused",),
     ),
     # --- lstm_cell_backward --------------------------------------------------------------------
     Mutant(
@@ -58,6 +61,7 @@ MUTANTS = [
         hint="c_next influences the loss twice: directly, and through a_next = ot ⊙ tanh(c_next). "
         "Does your cell-state gradient include the second path?",
         edits=(("dc = dc_next + da_next * ot * (1 - tanh_c ** 2)", "dc = dc_next"),),
+        patterns=("all_zeros",),
     ),
     Mutant(
         name="tanh_derivative_squared_wrong",
@@ -74,6 +78,7 @@ MUTANTS = [
         hint="c_prev enters c_next multiplied by the forget gate. Does the gradient you send "
         "back to c_prev go through that factor?",
         edits=(('"dc_prev": dc * ft,', '"dc_prev": dc,'),),
+        patterns=("gradient_not_carried_back",),
     ),
     # --- lstm_backward -------------------------------------------------------------------------
     Mutant(
@@ -83,6 +88,7 @@ MUTANTS = [
         hint="Two gradients flow backwards through time in an LSTM. Check that the cell-state "
         "gradient a step returns is given to the step before it.",
         edits=(('        dc_prevt = grads["dc_prev"]\n', ""),),
+        patterns=("gradient_not_carried_back",),
     ),
     Mutant(
         name="da_not_carried_across_time",
@@ -97,6 +103,7 @@ MUTANTS = [
                 "lstm_cell_backward(da[:, :, t], dc_prevt, cell_caches[t])",
             ),
         ),
+        patterns=("gradient_not_carried_back",),
     ),
     # --- lstm_cell (torch) ---------------------------------------------------------------------
     Mutant(
@@ -113,6 +120,7 @@ MUTANTS = [
         description="only b_ih added: the second bias vector b_hh is ignored",
         hint="PyTorch's LSTM adds two bias vectors. Check that both reach the gates.",
         edits=(("+ h @ W_hh.T + b_hh", "+ h @ W_hh.T"),),
+        patterns=("all_zeros",),
     ),
     Mutant(
         name="h_new_tanh_missing",
@@ -140,6 +148,7 @@ MUTANTS = [
                 "h, c = lstm_cell(x[:, t], h0, c0, W_ih, W_hh, b_ih, b_hh)",
             ),
         ),
+        patterns=("all_zeros",),
     ),
     # --- to_torch_lstm -------------------------------------------------------------------------
     Mutant(
@@ -176,6 +185,7 @@ MUTANTS = [
         hint="nn.LSTM adds bias_ih and bias_hh. Check that their sum, not each of them, equals "
         "the classic bias.",
         edits=(('"bias_hh_l0": np.zeros_like(b),', '"bias_hh_l0": b,'),),
+        patterns=("constant_factor",),
     ),
     # --- set_forget_bias -----------------------------------------------------------------------
     Mutant(
@@ -222,5 +232,124 @@ MUTANTS = [
                 "for name, param in list(lstm.named_parameters())[:4]:",
             ),
         ),
+    ),
+    # --- mistakes seen in real classic submissions ---------------------------------------------
+    Mutant(
+        name="output_gate_missing",
+        function="lstm_cell_forward",
+        description="a_next = tanh(c_next), without the output gate",
+        hint="Look at how a_next is computed: the output gate decides how much of the squashed "
+        "cell state is let through.",
+        edits=(("a_next = ot * np.tanh(c_next)", "a_next = np.tanh(c_next)"),),
+        patterns=("not_carried_across_time",),
+    ),
+    Mutant(
+        name="prediction_from_a_prev",
+        function="lstm_cell_forward",
+        description="yt_pred computed from a_prev instead of a_next",
+        hint="The prediction of this step is made from the hidden state this step produces. "
+        "Which state do you feed to Wy?",
+        edits=(('softmax(parameters["Wy"] @ a_next', 'softmax(parameters["Wy"] @ a_prev'),),
+        patterns=("off_by_one_step",),
+    ),
+    Mutant(
+        name="state_starts_at_zeros",
+        function="lstm_forward",
+        description="the hidden state starts at zeros instead of a0",
+        hint="Check what your loop starts from before the first step: the initial hidden state "
+        "is given to you as an argument (only the cell state starts at zeros).",
+        edits=(("    a_next = a0\n", "    a_next = np.zeros_like(a0)\n"),),
+        patterns=("initial_state_unused",),
+    ),
+    Mutant(
+        name="loop_starts_at_one",
+        function="lstm_forward",
+        description="the time loop starts at t = 1, so step 0 is never computed",
+        hint="Python's range starts where you tell it to. Does your loop visit every time step, "
+        "the first one included?",
+        edits=(("for t in range(T_x):", "for t in range(1, T_x):"),),
+        patterns=("all_zeros", "off_by_one_step",),
+    ),
+    Mutant(
+        name="loop_feeds_a0",
+        function="lstm_forward",
+        description="every step is given a0 as its previous hidden state",
+        hint="Each step must start from the hidden state the previous step produced. Check "
+        "which state you pass to the cell inside your loop.",
+        edits=(("lstm_cell_forward(x[:, :, t], a_next, c_next, parameters)",
+                "lstm_cell_forward(x[:, :, t], a0, c_next, parameters)"),),
+        patterns=("not_carried_across_time",),
+    ),
+    Mutant(
+        name="c_aliased_to_a",
+        function="lstm_forward",
+        description="c is the same array as a (c = a), so the cell states overwrite the hidden "
+        "states",
+        hint="Assigning one NumPy array to another name does not copy it. Are a and c two "
+        "separate arrays in your code?",
+        edits=(("    c = np.zeros((n_a, m, T_x), dtype=x.dtype)\n", "    c = a\n"),),
+    ),
+    Mutant(
+        name="tanh_of_a_next_for_c_next",
+        function="lstm_cell_backward",
+        description="tanh(a_next) used where tanh(c_next) belongs",
+        hint="a_next = ot ⊙ tanh(c_next): the tanh in the gradient is the one of the cell "
+        "state. Check which state you take the tanh of.",
+        edits=(("tanh_c = np.tanh(c_next)", "tanh_c = np.tanh(a_next)"),),
+    ),
+    Mutant(
+        name="output_gate_derivative_missing",
+        function="lstm_cell_backward",
+        description="dot = da_next ⊙ tanh(c_next), without the sigmoid's derivative ot ⊙ (1 − ot)",
+        hint="The gate gradients are taken with respect to the gates' pre-activations. Check "
+        "that the output gate's gradient goes through the derivative of its sigmoid.",
+        edits=(("dot = da_next * tanh_c * ot * (1 - ot)", "dot = da_next * tanh_c"),),
+    ),
+    Mutant(
+        name="update_gate_derivative_missing_it",
+        function="lstm_cell_backward",
+        description="dit = dc ⊙ cct ⊙ (1 − it): the factor it of the sigmoid's derivative missing",
+        hint="The derivative of σ is σ ⊙ (1 − σ). Check both factors in the update gate's "
+        "gradient.",
+        edits=(("dit = dc * cct * it * (1 - it)", "dit = dc * cct * (1 - it)"),),
+    ),
+    Mutant(
+        name="candidate_derivative_extra_factor",
+        function="lstm_cell_backward",
+        description="dcct = dc ⊙ it ⊙ cct ⊙ (1 − cct²): an extra factor cct",
+        hint="Check the candidate's gradient: the derivative of tanh is 1 − tanh², with no "
+        "further factor of the candidate itself.",
+        edits=(("dcct = dc * it * (1 - cct ** 2)", "dcct = dc * it * cct * (1 - cct ** 2)"),),
+    ),
+    Mutant(
+        name="weight_grads_overwritten",
+        function="lstm_backward",
+        description="the weight and bias gradients are overwritten at every step instead of "
+        "summed over time",
+        hint="The weights are shared by all time steps. Check that dWf, dbf, … collect the "
+        "contribution of every step rather than keeping only one of them.",
+        edits=(("totals[name] += grads[name]", "totals[name] = grads[name]"),),
+        patterns=("all_zeros",),
+    ),
+    Mutant(
+        name="da_prev_not_updated",
+        function="lstm_backward",
+        description="da_prevt never updated inside the loop: every step adds the zeros it "
+        "started with",
+        hint="You add da_prevt to da[:, :, t], but is it ever given the da_prev that the step "
+        "you just processed returned? Check what happens to it inside the loop.",
+        edits=(('        da_prevt = grads["da_prev"]\n', ""),),
+        patterns=("gradient_not_carried_back",),
+    ),
+    Mutant(
+        name="dc_next_inside_parentheses",
+        function="lstm_cell_backward",
+        description="dc = da_next ⊙ ot ⊙ (1 − tanh²(c_next) + dc_next): dc_next added inside the "
+        "parentheses instead of to the whole product",
+        hint="The cell-state gradient is the sum of two paths: dc_next, plus the path through "
+        "a_next. Check where your parentheses close.",
+        edits=(("dc = dc_next + da_next * ot * (1 - tanh_c ** 2)",
+                "dc = da_next * ot * (1 - tanh_c ** 2 + dc_next)"),),
+        patterns=("all_zeros", "gradient_not_carried_back",),
     ),
 ]

@@ -1,7 +1,8 @@
 """Hidden suite for lab 3: the LSTM (SPEC.md, lab3).
 
 NumPy part: forward and backward against the reference, backward also against central differences
-of the submission's own forward pass (caches always come from the submission's own forward).
+of the forward pass that fed it: the submission's own, unless it cannot feed the backward pass,
+then the reference's classic-layout caches (``grading/chained.py``).
 PyTorch part: ``lstm_cell`` and ``lstm_layer`` against ``nn.LSTMCell`` and
 ``nn.LSTM(batch_first=True)``, values and autograd gradients of every input and weight, on CPU
 (float64) and CUDA (float32, TF32 off); ``to_torch_lstm`` through a real ``nn.LSTM``;
@@ -20,14 +21,9 @@ from torch.func import functional_call
 
 from rnngrade.checks.compare import CheckFailure
 from rnngrade.checks.devices import device_params
-from rnngrade.checks.gradcheck import (
-    OutputLoss,
-    central_differences,
-    locate,
-    relative_error,
-    sample_indices,
-)
+from rnngrade.checks.gradcheck import OutputLoss
 from rnngrade.checks.tolerance import Tolerance
+from rnngrade.grading.chained import Chain, expect_chained, expect_gradient_check
 
 GATES = ("f", "i", "c", "o")
 
@@ -85,74 +81,14 @@ def sequence_forward(m, x, a0, p):
     return m.head("lstm_forward", 3, x, a0, p)
 
 
-def cell_backward(m, xt, a_prev, c_prev, p, da_next, dc_next):
-    """lstm_cell_backward on the cache of the same module's lstm_cell_forward."""
-    return m.on_cache("lstm_cell_backward", (da_next, dc_next), "lstm_cell_forward",
-                      (xt, a_prev, c_prev, p), 3)
-
-
-def sequence_backward(m, x, a0, p, da):
-    """lstm_backward on the caches of the same module's lstm_forward."""
-    return m.on_cache("lstm_backward", (da,), "lstm_forward", (x, a0, p), 3)
+# The backward passes read their forward pass's cache: the submission's own when its forward
+# pass can feed them, else the classic ten-tuple from the reference (grading/chained.py).
+CELL = Chain("lab3", "lstm_cell_forward", "lstm_cell_backward", arity=4, cache=3, outputs=3)
+SEQUENCE = Chain("lab3", "lstm_forward", "lstm_backward", arity=3, cache=3, outputs=3)
 
 
 CELL_NAMES = ("a_next", "c_next", "yt_pred")
 SEQUENCE_NAMES = ("a", "y", "c")
-
-
-def expect_gradient_check(check, reference, name: str, backward: Callable,
-                          loss: OutputLoss, args: tuple, targets: dict,
-                          rng: np.random.Generator, count: int = 5) -> None:
-    """A module's backward pass agrees with central differences of its own forward pass.
-
-    backward(m, *args): the module's gradients (a dict) on the cache of its own forward pass.
-    loss: the scalar L through the module's own forward pass.
-    targets: {gradient key: (the array inside ``args`` it differentiates, mask of the entries
-    where the gradient is not structurally zero, or None)}.
-
-    Up to ``count`` entries per key are sampled where the reference's gradient is not
-    (structurally or nearly) zero, the same entries for every module. The probe returns, per key,
-    ``1 + relative error`` (SPEC's |a − n| / max(|a|, |n|, 1e-12)) at the sampled entries and 1
-    elsewhere, expected to be 1; a gradient of the wrong shape is returned as it is, so the check
-    reports it. Running the same probe on a mutant reproduces the mutant's own inconsistency, so
-    the diagnosis names the mistake, whether it sits in the backward or the forward pass.
-    """
-    wanted = backward(reference, *args)
-    picks = {}
-    for key, (array, allowed) in targets.items():
-        size = np.abs(np.asarray(wanted[key], dtype=np.float64))
-        mask = size >= 1e-2 * size.max()  # away from zero: numerical noise stays below 1e-7
-        if allowed is not None:
-            mask &= allowed
-        picks[key] = sample_indices(array.shape, count, rng, mask)
-
-    paths = {key: locate(array, args[:loss.arity]) for key, (array, _) in targets.items()}
-
-    def probe(m, *a):
-        grads = backward(m, *a)
-        mine = {key: grads.get(key) if isinstance(grads, dict) else grads for key in targets}
-        usable = [key for key, (array, _) in targets.items()
-                  if mine[key] is not None and np.shape(mine[key]) == array.shape]
-        # every entry's L(θ ± ε) in one call beside the module, on copies of the arguments
-        numeric = dict(zip(usable, central_differences(
-            m, loss, a, [(paths[key], picks[key]) for key in usable]))) if usable else {}
-        result = {}
-        for key, (array, _) in targets.items():
-            if key not in numeric:
-                result[key] = mine[key]  # a gradient of the wrong shape is compared as it is
-                continue
-            analytic = np.array([mine[key][i] for i in picks[key]], dtype=np.float64)
-            agreement = np.ones(array.shape)
-            for index, error in zip(picks[key], relative_error(analytic, numeric[key])):
-                agreement[index] = 1.0 + error
-            result[key] = agreement
-        return result
-
-    check.expect(f"{name} against central differences of your forward pass "
-                 "(1 + relative error)", probe, args,
-                 oracle=lambda *a: {key: np.ones(array.shape)
-                                    for key, (array, _) in targets.items()},
-                 tol=GRADIENT_CHECK)
 
 
 # ------------------------------------------------------------------ lstm_cell_forward
@@ -232,7 +168,7 @@ def test_lstm_cell_backward_random(check, rng, n_x, n_a, n_y, m, T_x):
     args = (rng.standard_normal((n_x, m)), rng.standard_normal((n_a, m)),
             rng.standard_normal((n_a, m)), make_parameters(rng, n_x, n_a, n_y),
             rng.standard_normal((n_a, m)), rng.standard_normal((n_a, m)))
-    check.expect("lstm_cell_backward", cell_backward, args)
+    expect_chained(check, CELL, "lstm_cell_backward", args)
 
 
 @pytest.mark.parametrize("zero", ["da_next", "dc_next", "c_prev", "a_prev"])
@@ -242,7 +178,7 @@ def test_lstm_cell_backward_term_isolation(check, rng, zero):
               (("xt", (3, 5)), ("a_prev", (4, 5)), ("c_prev", (4, 5)), ("da_next", (4, 5)),
                ("dc_next", (4, 5)))}
     values[zero] = np.zeros_like(values[zero])
-    check.expect(f"lstm_cell_backward with {zero} = 0", cell_backward,
+    expect_chained(check, CELL, f"lstm_cell_backward with {zero} = 0",
                  (values["xt"], values["a_prev"], values["c_prev"], p, values["da_next"],
                   values["dc_next"]))
 
@@ -251,8 +187,8 @@ def test_lstm_cell_backward_float32(check, rng):
     p = make_parameters(rng, 4, 6, dtype=np.float32)
     arrays = [rng.standard_normal(s).astype(np.float32)
               for s in ((4, 5), (6, 5), (6, 5), (6, 5), (6, 5))]
-    check.expect("lstm_cell_backward (float32 inputs)", cell_backward,
-                 (*arrays[:3], p, *arrays[3:]))
+    expect_chained(check, CELL, "lstm_cell_backward (float32 inputs)",
+                   (*arrays[:3], p, *arrays[3:]))
 
 
 @pytest.mark.parametrize("n_x, n_a, m", [(3, 4, 5), (2, 1, 3), (3, 3, 1)],
@@ -267,8 +203,9 @@ def test_lstm_cell_backward_gradient_check(check, reference, rng, n_x, n_a, m):
     targets = {"dxt": (xt, None), "da_prev": (a_prev, None), "dc_prev": (c_prev, None)}
     targets.update({"dW" + g: (p["W" + g], None) for g in GATES})
     targets.update({"db" + g: (p["b" + g], None) for g in GATES})
-    expect_gradient_check(check, reference, "lstm_cell_backward", cell_backward, loss,
-                          (xt, a_prev, c_prev, p, da_next, dc_next), targets, rng)
+    expect_gradient_check(check, reference, "lstm_cell_backward", CELL.own(), loss,
+                          (xt, a_prev, c_prev, p, da_next, dc_next), targets, rng,
+                          GRADIENT_CHECK, count=5, chain=CELL)
 
 
 # ------------------------------------------------------------------ lstm_backward
@@ -278,7 +215,7 @@ def test_lstm_backward_random(check, rng, n_x, n_a, n_y, m, T_x):
     n_x, n_a, n_y, m, T_x = sizes_or_drawn(rng, n_x, n_a, n_y, m, T_x)
     args = (rng.standard_normal((n_x, m, T_x)), rng.standard_normal((n_a, m)),
             make_parameters(rng, n_x, n_a, n_y), rng.standard_normal((n_a, m, T_x)))
-    check.expect("lstm_backward", sequence_backward, args, time_axis=2)
+    expect_chained(check, SEQUENCE, "lstm_backward", args, time_axis=2)
 
 
 @pytest.mark.parametrize("zero", ["a0", "x", "da_before_last"])
@@ -292,7 +229,7 @@ def test_lstm_backward_term_isolation(check, rng, zero):
         x = np.zeros_like(x)
     else:
         da[:, :, :-1] = 0.0
-    check.expect(f"lstm_backward with {zero} = 0", sequence_backward, (x, a0, p, da),
+    expect_chained(check, SEQUENCE, f"lstm_backward with {zero} = 0", (x, a0, p, da),
                  time_axis=2)
 
 
@@ -301,14 +238,14 @@ def test_lstm_backward_float32(check, rng):
     x = rng.standard_normal((3, 4, 7)).astype(np.float32)
     a0 = rng.standard_normal((5, 4)).astype(np.float32)
     da = rng.standard_normal((5, 4, 7)).astype(np.float32)
-    check.expect("lstm_backward (float32 inputs)", sequence_backward, (x, a0, p, da),
+    expect_chained(check, SEQUENCE, "lstm_backward (float32 inputs)", (x, a0, p, da),
                  time_axis=2)
 
 
 def test_lstm_backward_long_sequence(check, rng):
     args = (rng.standard_normal((4, 3, 80)), rng.standard_normal((6, 3)),
             make_parameters(rng, 4, 6), rng.standard_normal((6, 3, 80)))
-    check.expect("lstm_backward (T_x = 80)", sequence_backward, args, time_axis=2)
+    expect_chained(check, SEQUENCE, "lstm_backward (T_x = 80)", args, time_axis=2)
 
 
 @pytest.mark.parametrize("n_x, n_a, m, T_x", [(3, 4, 2, 5), (2, 1, 3, 6), (3, 3, 1, 4)],
@@ -322,8 +259,8 @@ def test_lstm_backward_gradient_check(check, reference, rng, n_x, n_a, m, T_x):
     targets = {"dx": (x, None), "da0": (a0, None)}
     targets.update({"dW" + g: (p["W" + g], None) for g in GATES})
     targets.update({"db" + g: (p["b" + g], None) for g in GATES})
-    expect_gradient_check(check, reference, "lstm_backward", sequence_backward, loss,
-                          (x, a0, p, da), targets, rng)
+    expect_gradient_check(check, reference, "lstm_backward", SEQUENCE.own(), loss,
+                          (x, a0, p, da), targets, rng, GRADIENT_CHECK, count=5, chain=SEQUENCE)
 
 
 # ------------------------------------------------------------------ PyTorch: lstm_cell, lstm_layer

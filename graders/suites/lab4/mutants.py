@@ -83,6 +83,7 @@ MUTANTS: list[Mutant] = [
         hint="Differentiate a⟨t⟩ = u⊙cc + (1 − u)⊙a⟨t−1⟩ with respect to u once more; check the "
         "sign of your du.",
         edits=(("du = da_next * (cc - a_prev)", "du = da_next * (a_prev - cc)"),),
+        patterns=("opposite_sign",),
     ),
     Mutant(
         name="backward_tanh_derivative_missing",
@@ -219,6 +220,7 @@ MUTANTS: list[Mutant] = [
                 "    bias_ih = np.zeros(3 * n_a, dtype=bu.dtype)",
             ),
         ),
+        patterns=("all_zeros",),
     ),
     Mutant(
         name="no_value_error",

@@ -21,7 +21,10 @@ from rnngrade.checks.gradcheck import (
     sample_indices,
 )
 from rnngrade.checks.tolerance import EXACT, Tolerance
+from rnngrade.grading.chained import Chain, expect_chained, reference_module, run_chained
 from rnngrade.runner.base import EXCEPTION, StudentError
+from rnngrade.runner.inprocess import InProcessRunner
+from rnngrade.runner.proxy import ModuleProxy
 
 CLASSIC_SIZES = [  # (n_x, n_a, m): n_a = 1, m = 1, n_x = 1 and a larger one
     pytest.param(3, 5, 10, id="n_x3-n_a5-m10"),
@@ -103,17 +106,20 @@ def step(m, xt, a_prev, p):
     return m.gru_cell_forward(xt, a_prev, p)[0]
 
 
-def backward_of_forward(m, xt, a_prev, p, da_next):
-    """The module's gru_cell_backward on the cache of its own gru_cell_forward."""
-    return m.on_cache("gru_cell_backward", (da_next,), "gru_cell_forward", (xt, a_prev, p), 1)
+# gru_cell_backward reads gru_cell_forward's cache: the submission's own when its forward can feed
+# it, else the reference's (grading/chained.py), so the backward never pays for the forward.
+CELL = Chain("lab4", "gru_cell_forward", "gru_cell_backward", arity=3, cache=1, outputs=1)
+backward_of_forward = CELL.own()  # the module's gru_cell_backward on its own forward's cache
+backward_of_reference = CELL.classic()  # ... on the cache of the reference's forward
 
 
-def gradient_check(m, xt, a_prev, p, da_next, indices):
+def gradient_check(m, xt, a_prev, p, da_next, indices, fed_by_reference=False):
     """SPEC's relative error between a module's gru_cell_backward (on the cache of its own
-    forward) and central differences of its own gru_cell_forward, at the sampled entries of each
-    gradient (0 elsewhere). Run on a mutant it gives that mistake's errors, so a student whose
-    backward disagrees with their forward in the same way is diagnosed by name."""
-    grads = backward_of_forward(m, xt, a_prev, p, da_next)
+    forward, or of the reference's) and central differences of that forward, at the sampled
+    entries of each gradient (0 elsewhere). Run on a mutant it gives that mistake's errors, so a
+    student whose backward disagrees with their forward in the same way is diagnosed by name."""
+    backward = backward_of_reference if fed_by_reference else backward_of_forward
+    grads = backward(m, xt, a_prev, p, da_next)
     if not isinstance(grads, dict):
         return grads  # compared as it is: the report says what came back
     args = (xt, a_prev, p)
@@ -130,8 +136,9 @@ def gradient_check(m, xt, a_prev, p, da_next, indices):
         values[key] = value
     # L = Σ da_next ⊙ a_next; every entry's L(θ ± ε) in one call beside the module
     loss = OutputLoss("gru_cell_forward", 3, ((0, da_next),))
-    numeric = central_differences(m, loss, args, [(locate(targets[key], args), entries)
-                                                  for key, entries in indices.items()])
+    source = ModuleProxy(InProcessRunner(reference_module("lab4"))) if fed_by_reference else m
+    numeric = central_differences(source, loss, args, [(locate(targets[key], args), entries)
+                                                       for key, entries in indices.items()])
     errors = {}
     for (key, entries), numbers in zip(indices.items(), numeric):
         analytic = np.array([values[key][i] for i in entries], dtype=np.float64)
@@ -293,7 +300,7 @@ def test_gru_cell_forward_float32(check, rng):
 
 @pytest.mark.parametrize("n_x, n_a, m", CLASSIC_SIZES)
 def test_gru_cell_backward_random(check, rng, n_x, n_a, m):
-    check.expect("gru_cell_backward", backward_of_forward, classic_inputs(rng, n_x, n_a, m))
+    expect_chained(check, CELL, "gru_cell_backward", classic_inputs(rng, n_x, n_a, m))
 
 
 @pytest.mark.parametrize("zero", ["a_prev", "xt", "Wc_hidden_block", "Wu", "Wr",
@@ -310,8 +317,7 @@ def test_gru_cell_backward_term_isolation(check, rng, zero):
         da_next[1] = 0.0  # unit 1 gets no upstream gradient; others still reach it via the gates
     else:
         p[zero] = np.zeros_like(p[zero])
-    check.expect(f"gru_cell_backward with {zero} = 0", backward_of_forward,
-                 (xt, a_prev, p, da_next))
+    expect_chained(check, CELL, f"gru_cell_backward with {zero} = 0", (xt, a_prev, p, da_next))
 
 
 @pytest.mark.parametrize("n_x, n_a, m", [
@@ -321,19 +327,31 @@ def test_gru_cell_backward_term_isolation(check, rng, zero):
     pytest.param(6, 8, 7, id="n_x6-n_a8-m7"),
 ])
 def test_gru_cell_backward_central_differences(check, rng, n_x, n_a, m):
-    """The student's backward against central differences of the student's own forward."""
+    """The student's backward against central differences of the forward that fed it (the
+    student's own, or the reference's when the student's cannot)."""
     xt, a_prev, p, da_next = classic_inputs(rng, n_x, n_a, m)
     shapes = {"dxt": xt.shape, "da_prev": a_prev.shape} | {f"d{k}": v.shape for k, v in p.items()}
     indices = {key: sample_indices(shape, 6, rng) for key, shape in shapes.items()}
-    check.expect("gru_cell_backward vs central differences of your forward (relative error)",
-                 lambda mod, *a: gradient_check(mod, *a, indices), (xt, a_prev, p, da_next),
-                 oracle=lambda *a: {key: np.zeros(shape) for key, shape in shapes.items()},
-                 tol=RELATIVE_ERROR)
+    def own(mod, *a):
+        return gradient_check(mod, *a, indices)
+
+    def fed_by_reference(mod, *a):
+        return gradient_check(mod, *a, indices, fed_by_reference=True)
+
+    def run(probe):
+        whose = "the course's" if probe is fed_by_reference else "your"
+        check.expect(f"gru_cell_backward vs central differences of {whose} forward (relative "
+                     "error)", probe, (xt, a_prev, p, da_next),
+                     oracle=lambda *a: {key: np.zeros(shape) for key, shape in shapes.items()},
+                     tol=RELATIVE_ERROR)
+
+    run_chained(check.student, CELL, (xt, a_prev, p, da_next), run, own=own,
+                classic=fed_by_reference)
 
 
 def test_gru_cell_backward_float32(check, rng):
-    check.expect("gru_cell_backward (float32 inputs)", backward_of_forward,
-                 classic_inputs(rng, 3, 5, 4, np.float32))
+    expect_chained(check, CELL, "gru_cell_backward (float32 inputs)",
+                   classic_inputs(rng, 3, 5, 4, np.float32))
 
 
 # ------------------------------------------------------------------ gru_cell (PyTorch form)

@@ -18,6 +18,7 @@ MUTANTS: list[Mutant] = [
                 'very_negative = float("-inf")',
             ),
         ),
+        patterns=("nan_or_inf",),
     ),
     Mutant(
         name="mask_ignored",
@@ -40,6 +41,7 @@ MUTANTS: list[Mutant] = [
             ("scores.masked_fill(~mask, very_negative)", "scores.masked_fill(mask, very_negative)"),
             ("weights = weights * mask", "weights = weights * ~mask"),
         ),
+        patterns=("all_zeros",),
     ),
     Mutant(
         name="mask_applied_after_softmax",
@@ -71,6 +73,7 @@ MUTANTS: list[Mutant] = [
                 "(query.unsqueeze(1) + keys) @ v_a",
             ),
         ),
+        patterns=("all_zeros",),
     ),
     Mutant(
         name="additive_context_from_scores",

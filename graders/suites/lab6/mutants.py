@@ -33,6 +33,7 @@ MUTANTS = [
         hint="Large logits give NaN or inf. What can you subtract from every logit without "
         "changing the softmax?",
         edits=(("    z = z - np.max(z, axis=-1, keepdims=True)\n", ""),),
+        patterns=("nan_or_inf",),
     ),
     # --- greedy_decode ---------------------------------------------------------------------------
     Mutant(

@@ -11,6 +11,7 @@ MUTANTS = [
         hint="The modulus of your λ is wrong, and for negative nu_log it is even above 1. How "
         "many exponentials does the parametrisation of |λ| contain?",
         edits=(("    log_modulus = -torch.exp(nu_log)\n", "    log_modulus = -nu_log\n"),),
+        patterns=("nan_or_inf", "not_carried_across_time",),
     ),
     Mutant(
         name="lambda_phase_without_exp",
@@ -19,6 +20,7 @@ MUTANTS = [
         hint="The modulus of your λ is right but its angle is not. Check how the phase is "
         "obtained from theta_log.",
         edits=(("    phase = torch.exp(theta_log)\n", "    phase = theta_log\n"),),
+        patterns=("not_carried_across_time",),
     ),
     Mutant(
         name="gamma_from_modulus_not_square",
@@ -87,6 +89,7 @@ MUTANTS = [
                 "        y_t = h.real @ C.real.T + x[:, t] @ D.T  # (B, d_out)\n",
             ),
         ),
+        patterns=("all_zeros",),
     ),
     Mutant(
         name="feedthrough_missing",
@@ -100,6 +103,7 @@ MUTANTS = [
                 "        y_t = (h @ C.T).real  # (B, d_out)\n",
             ),
         ),
+        patterns=("all_zeros",),
     ),
     # --- lru_forward_fft -------------------------------------------------------------------------
     Mutant(

@@ -1,0 +1,161 @@
+"""Naming a mistake in the public tests, without any code of the reference or of the mistakes.
+
+``fixtures/public/labN_mistakes.npz`` (generated beside the public vectors) holds, per public case,
+the outputs that each known mistake produces on that case's inputs. When a public check fails,
+the student's result is compared with them; a match names the mistake. Failing that, the pattern
+of right and wrong time steps can still locate it ("right for the first step, wrong from the
+second on"). Every line states its evidence.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rnngrade.checks.compare import compare, to_numpy
+from rnngrade.checks.structure import flatten
+from rnngrade.checks.tolerance import Tolerance
+from rnngrade.checks.vectors import PublicVectors
+
+
+def fingerprints_path(vectors: Path) -> Path:
+    """Where the mistakes' fingerprints of the vectors file ``vectors`` live."""
+    return vectors.with_name(f"{vectors.stem}_mistakes.npz")
+
+
+@lru_cache(maxsize=4)
+def _load(path: Path, mtime_ns: int) -> PublicVectors:
+    """A vectors file, read once while it is unchanged."""
+    return PublicVectors(path)
+
+
+def _leaves(value: Any, name: str, names: tuple[str, ...] | None) -> list[np.ndarray | None]:
+    return [to_numpy(v) for _, v in flatten(value, name, names)]
+
+
+def _same_leaf(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    return a is not None and b is not None and a.shape == b.shape and a.dtype == b.dtype \
+        and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+
+
+def find_case(vectors: PublicVectors, want: Any, name: str,
+              names: tuple[str, ...] | None) -> tuple[str, list[int]] | None:
+    """The public case whose stored outputs hold ``want`` (all of it, or some of its outputs),
+    and for each leaf of ``want`` the index of the case's leaf it is."""
+    wanted = _leaves(want, name, names)
+    for case_name in vectors.names():
+        stored = _leaves(vectors.case(case_name).outputs, name, None)
+        positions = []
+        for leaf in wanted:
+            found = next((i for i, s in enumerate(stored) if _same_leaf(leaf, s)), None)
+            if found is None:
+                break
+            positions.append(found)
+        else:
+            if positions:
+                return case_name, positions
+    return None
+
+
+def known_mistakes(got: Any, want: Any, tol: Tolerance, name: str,
+                   names: tuple[str, ...] | None, vectors_path: Path) -> list[str]:
+    """Lines naming each known mistake whose outputs on this public case equal ``got`` on
+    every leaf that fails; [] when there are no fingerprints or none matches."""
+    path = fingerprints_path(vectors_path)
+    if not path.exists() or not vectors_path.exists():
+        return []
+    vectors, prints = _load(vectors_path, vectors_path.stat().st_mtime_ns), \
+        _load(path, path.stat().st_mtime_ns)
+    located = find_case(vectors, want, name, names)
+    if located is None:
+        return []
+    case_name, positions = located
+    wanted = flatten(want, name, names)
+    mine = dict(flatten(got, name, names))
+    failing = [(i, label) for i, (label, w) in enumerate(wanted)
+               if label not in mine or not compare(mine[label], w, tol, label).ok]
+    lines = []
+    for entry in prints.names():
+        if not entry.startswith(f"{case_name}::"):
+            continue
+        mistake = prints.case(entry).outputs
+        theirs = [v for _, v in flatten(mistake["value"], name, None)]
+        if failing and all(label in mine and positions[i] < len(theirs)
+                           and compare(mine[label], theirs[positions[i]], tol, label).ok
+                           for i, label in failing):
+            lines.append(f"{mistake['text']} (your result equals that mistake's on this "
+                         f"test's inputs)\nhint: {mistake['hint']}")
+    return lines
+
+
+def step_agreement(got: np.ndarray, want: np.ndarray, axis: int, atol: float,
+                   rtol: float) -> list[bool | None]:
+    """Per time step along ``axis``: True when the student's step matches the expected one,
+    False when most of its entries differ, None in between (a few wrong entries, such as
+    padded positions, say nothing about what the loop carries)."""
+    agreement: list[bool | None] = []
+    for t in range(got.shape[axis]):
+        g, w = np.take(got, t, axis=axis), np.take(want, t, axis=axis)
+        wrong = np.abs(g - w) > atol + rtol * np.abs(w)
+        agreement.append(True if not wrong.any() else (False if wrong.mean() > 0.5 else None))
+    return agreement
+
+
+def time_steps(got: Any, want: Any, tol: Tolerance, name: str,
+               names: tuple[str, ...] | None, time_axis: int) -> list[str]:
+    """Where along time a sequence output goes wrong: right for the first step and wrong from
+    the second on (every failing output alike), or, for a gradient (named ``d…``), right for the
+    last step only, locates a mistake in what the loop carries from step to step."""
+    steps: dict[str, list[bool]] = {}
+    mine = dict(flatten(got, name, names))
+    for label, w in flatten(want, name, names):
+        g, w = to_numpy(mine.get(label)), to_numpy(w)
+        if g is None or w is None or g.shape != w.shape or g.ndim <= time_axis \
+                or g.shape[time_axis] < 2 or g.dtype.kind not in "fc":
+            continue
+        ok = step_agreement(g, w, time_axis, tol.atol, tol.rtol)
+        if not all(ok):
+            steps[label] = ok
+    forward = {k: v for k, v in steps.items() if not _short(k).startswith("d")}
+    backward = {k: v for k, v in steps.items() if _short(k).startswith("d")}
+    if forward and all(ok[0] and all(s is False for s in ok[1:]) for ok in forward.values()):
+        label = next(iter(forward))
+        return [f"the state is not carried correctly from one time step to the next ({label} "
+                "is right for the first step, wrong from the second step on)"]
+    if backward and all(ok[-1] and all(s is False for s in ok[:-1]) for ok in backward.values()):
+        label = next(iter(backward))
+        return [f"the gradient is not carried back correctly from one time step to the one "
+                f"before ({label} is right for the last step, wrong for every earlier one)"]
+    return []
+
+
+def _short(label: str) -> str:
+    """``grads['dx']`` → ``dx``."""
+    return label.rsplit("['", 1)[-1].rstrip("']")
+
+
+def explain(got: Any, want: Any, tol: Tolerance, name: str, names: tuple[str, ...] | None,
+            vectors_path: Path | None, time_axis: int = -1) -> list[str]:
+    """What the public harness says about a failed public check: known mistakes first, else
+    where along time the result goes wrong. Never raises: a public test must report the
+    student's failure, whatever happens here."""
+    try:
+        lines = known_mistakes(got, want, tol, name, names, vectors_path) if vectors_path else []
+        if not lines:
+            axis = time_axis if time_axis >= 0 else _last_axis(want, name, names)
+            lines = time_steps(got, want, tol, name, names, axis) if axis >= 0 else []
+        return lines
+    except Exception:  # noqa: BLE001 - an explanation is optional, the failure stands
+        return []
+
+
+def _last_axis(want: Any, name: str, names: tuple[str, ...] | None) -> int:
+    """The classic layout keeps time last: the last axis of 3-D outputs, else none."""
+    leaves = [v for _, v in flatten(want, name, names)]
+    if any(type(v).__module__.startswith("torch") for v in leaves):
+        return 1  # PyTorch layout: batch first, then time
+    dims = {a.ndim for a in _leaves(want, name, names) if a is not None}
+    return 2 if 3 in dims else -1

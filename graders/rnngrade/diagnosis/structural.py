@@ -1,0 +1,269 @@
+"""Structural localisation: where a mistake sits, from which outputs, steps and cases fail.
+
+Used when no known mistake matches. Each rule states its evidence, and speaks only when the
+pattern is clean (every step before some point right and every step after it wrong, say); a
+mixed picture says nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from rnngrade.checks.compare import to_numpy
+from rnngrade.checks.mistakes import step_agreement
+from rnngrade.checks.structure import flatten
+from rnngrade.checks.tolerance import Tolerance
+from rnngrade.diagnosis.heuristics import describe_wrongness, informative, time_shift
+from rnngrade.results.model import PASSED, SKIPPED, CaseResult, Diagnosis, DiagnosisSource
+
+STRUCTURAL = DiagnosisSource.STRUCTURAL.value
+
+NOT_CARRIED = "not_carried_across_time"
+NOT_CARRIED_BACK = "gradient_not_carried_back"
+FED_A0 = "fed_a0_every_step"
+OFF_BY_ONE = "off_by_one_step"
+RECURRENT_TERM = "recurrent_term"
+INITIAL_STATE = "initial_state_unused"
+
+# A fresh start at step t: the expected leaves of one step run from the initial state on step t's
+# input alone, or None when that cannot be computed for this check.
+FreshStart = Callable[[int], Mapping[str, np.ndarray] | None]
+
+GATES = {"f": "forget", "i": "update (input)", "c": "candidate", "o": "output"}
+_GATE_LEAF = re.compile(r"\['d[Wb]([fico])'\]$")
+
+
+def _close(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
+    return a.shape == b.shape and bool(np.all(np.abs(a - b) <= atol + rtol * np.abs(b)))
+
+
+def explain_unmatched(got: Any, want: Any, failing: list[str], tol: Tolerance, name: str,
+                      names: tuple[str, ...] | None, args: tuple, time_axis: int | None,
+                      run_reference: Callable[[tuple], Any]) -> list[Diagnosis]:
+    """The diagnoses of a failed check that no known mistake matches: a structural one when the
+    pattern of failures locates the mistake, else the heuristics' shapes of wrongness.
+
+    run_reference(args): the reference's result of the same check on other arguments (memoised
+    by the caller), for the fresh-start probe."""
+    leaves_got, leaves_want = float_leaves(got, name, names), float_leaves(want, name, names)
+    located = localise_check(leaves_got, leaves_want, failing, tol.atol, tol.rtol, time_axis,
+                             fresh_start(args, time_axis, run_reference,
+                                         lambda out: float_leaves(out, name, names)),
+                             initial_state_zero(args, leaves_want, failing, time_axis))
+    if located is not None:
+        return [located]
+    return [note for leaf in failing if leaf in leaves_got and leaf in leaves_want
+            for note in describe_wrongness(leaves_got[leaf], leaves_want[leaf], tol.atol,
+                                           tol.rtol, time_axis, leaf)]
+
+
+def float_leaves(value: Any, name: str, names: tuple[str, ...] | None) -> dict[str, np.ndarray]:
+    """The numeric leaves of a result by name, as float (or complex) arrays."""
+    leaves = {}
+    for label, leaf in flatten(value, name, names):
+        array = to_numpy(leaf)
+        if array is not None and array.dtype.kind in "biufc":
+            leaves[label] = array.astype(np.complex128 if array.dtype.kind == "c"
+                                         else np.float64)
+    return leaves
+
+
+def fresh_start(args: tuple, time_axis: int | None, run_reference: Callable[[tuple], Any],
+                leaves: Callable[[Any], dict[str, np.ndarray]]) -> FreshStart | None:
+    """The reference's outputs for one step started afresh from the initial state, on the input
+    of step t: for checks of a sequence whose one argument is indexed by time along
+    ``time_axis``; None otherwise."""
+    if time_axis is None:
+        return None
+    sequences = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.ndim > time_axis]
+    if len(sequences) != 1 or args[sequences[0]].shape[time_axis] == 1:
+        return None
+    position = sequences[0]
+
+    def fresh(t: int) -> dict[str, np.ndarray] | None:
+        step = np.take(args[position], [t], axis=time_axis)
+        try:
+            return leaves(run_reference((*args[:position], step, *args[position + 1:])))
+        except Exception:  # noqa: BLE001 - no fresh start for this check: no pattern
+            return None
+
+    return fresh
+
+
+def initial_state_zero(args: tuple, leaves: Mapping[str, np.ndarray], failing: Sequence[str],
+                       time_axis: int | None) -> bool | None:
+    """Whether the initial state of a sequence check is zero: the argument shaped like one step
+    of the first failing time-indexed output (None when there is no such argument)."""
+    if time_axis is None:
+        return None
+    for leaf in failing:
+        if leaf in leaves and leaves[leaf].ndim > time_axis:
+            step = tuple(np.delete(leaves[leaf].shape, time_axis))
+            for arg in args:
+                array = None if isinstance(arg, dict | list | tuple) else to_numpy(arg)
+                if array is not None and array.shape == step:
+                    return not np.any(array)
+            return None
+    return None
+
+
+def localise_check(leaves_got: Mapping[str, np.ndarray], leaves_want: Mapping[str, np.ndarray],
+                   failing: Sequence[str], atol: float, rtol: float,
+                   time_axis: int | None, fresh_start: FreshStart | None = None,
+                   initial_state_zero: bool | None = None) -> Diagnosis | None:
+    """A structural diagnosis of one failed check, or None.
+
+    leaves_got / leaves_want: every output leaf (``"a"``, ``"grads['dWf']"``) as arrays;
+    failing: the leaves that differ. time_axis: the time axis of the time-indexed leaves.
+    initial_state_zero: whether the sequence starts from a zero state (None: unknown). A forward
+    claim ("not carried across time", "fed a0") needs a known non-zero initial state: from zero,
+    a first step is right whatever the recurrence does. Gradients are the leaves named ``d…``.
+    """
+    gate = _gate_path(leaves_want, failing)
+    if gate is not None:
+        return gate
+    if time_axis is None:
+        return None
+    timed = {leaf: (leaves_got[leaf], leaves_want[leaf]) for leaf in failing
+             if leaf in leaves_got and leaf in leaves_want
+             and leaves_got[leaf].shape == leaves_want[leaf].shape
+             and leaves_got[leaf].ndim > time_axis and leaves_got[leaf].shape[time_axis] >= 2}
+    ok = {leaf: step_agreement(g, w, time_axis, atol, rtol) for leaf, (g, w) in timed.items()}
+    # A claim about carrying across time needs every time-indexed output that fails to fail
+    # only from the second step on (forward) or only before the last step (gradients): a wrong
+    # first step means the step itself is wrong, wherever the mistake lies.
+    forward = [leaf for leaf in timed if not _short(leaf).startswith("d")]
+    backward = [leaf for leaf in timed if _short(leaf).startswith("d")]
+    carried = initial_state_zero is False and all(ok[leaf][0] is True for leaf in forward)
+    carried_back = all(ok[leaf][-1] is True for leaf in backward)
+    for leaf, (got, want) in timed.items():
+        found = _time_pattern(leaf, got, want, ok[leaf], atol, rtol, time_axis, fresh_start,
+                              carried if leaf in forward else carried_back)
+        if found is not None:
+            return found
+    return None
+
+
+def _gate_path(leaves_want: Mapping[str, np.ndarray], failing: Sequence[str]) -> Diagnosis | None:
+    gates = {m.group(1) for leaf in failing if (m := _GATE_LEAF.search(leaf))}
+    if len(gates) != 1 or any(not _GATE_LEAF.search(leaf) for leaf in failing):
+        return None
+    right = [leaf for leaf in leaves_want if leaf not in failing]
+    if len(right) < 3:
+        return None
+    gate = gates.pop()
+    wrong = ", ".join(_short(leaf) for leaf in failing)
+    return Diagnosis(
+        f"{GATES[gate].split()[0]}_gate_path",
+        f"the mistake is on the {GATES[gate]} gate's path",
+        hint=f"Only the {GATES[gate]} gate's weight gradients are wrong. Follow that gate "
+        f"backwards: its gate gradient d{gate}t, and the derivative of its activation.",
+        evidence=f"only {wrong} differ; {', '.join(_short(leaf) for leaf in right[:4])}"
+        f"{' and the rest' if len(right) > 4 else ''} are right",
+        source=STRUCTURAL)
+
+
+def _short(leaf: str) -> str:
+    match = re.search(r"\['([^']+)'\]$", leaf)
+    return match.group(1) if match else leaf
+
+
+def _time_pattern(leaf: str, got: np.ndarray, want: np.ndarray, ok: list[bool | None], atol: float,
+                  rtol: float, axis: int, fresh_start: FreshStart | None, clean: bool
+                  ) -> Diagnosis | None:
+    """clean: the other failing outputs allow a claim about time (see localise_check)."""
+    steps = got.shape[axis]
+    if not informative(want, atol):
+        return None
+    shift = time_shift(got, want, atol, rtol, axis)
+    if shift:
+        return Diagnosis(
+            OFF_BY_ONE, f"{_short(leaf)} is off by one time step",
+            hint="Check the time index you read from and the one you write to inside your loop.",
+            evidence=f"step t of your {_short(leaf)} equals the expected step "
+            f"t{'-' if shift == 1 else '+'}1 at every step", source=STRUCTURAL)
+    if not clean:
+        return None
+    if not _short(leaf).startswith("d") and ok[0] and all(s is False for s in ok[1:]):
+        if fresh_start is not None and _fed_initial_state(leaf, got, axis, atol, rtol,
+                                                          fresh_start, steps):
+            return Diagnosis(
+                FED_A0, "every step starts from the initial state a0 instead of the previous "
+                "step's state",
+                hint="Each step must start from the state the previous step produced. Check "
+                "which state you pass to the cell inside your loop.",
+                evidence=f"the first step of {_short(leaf)} is right, and every later step "
+                "equals a fresh start from a0 on that step's input", source=STRUCTURAL)
+        return Diagnosis(
+            NOT_CARRIED, "the state is not carried correctly from one time step to the next",
+            hint="The first step is right, so the cell itself works: check what each step of "
+            "your loop receives from the step before it, and what it stores.",
+            evidence=f"{_short(leaf)} is right for the first step, wrong from the second "
+            "step on", source=STRUCTURAL)
+    if _short(leaf).startswith("d") and ok[-1] and all(s is False for s in ok[:-1]):
+        return Diagnosis(
+            NOT_CARRIED_BACK, "the gradient is not carried back correctly from one time step to "
+            "the one before",
+            hint="The last step is right, so the cell's backward pass works: check what your "
+            "loop passes back from step t+1 to step t (the hidden-state and, in an LSTM, the "
+            "cell-state gradient).",
+            evidence=f"{_short(leaf)} is right for the last step, wrong for every earlier "
+            "one", source=STRUCTURAL)
+    return None
+
+
+def _fed_initial_state(leaf: str, got: np.ndarray, axis: int, atol: float, rtol: float,
+                       fresh_start: FreshStart, steps: int) -> bool:
+    for t in range(1, steps):
+        fresh = fresh_start(t)
+        if fresh is None or leaf not in fresh:
+            return False
+        expected = np.take(np.asarray(fresh[leaf], dtype=np.float64), 0, axis=axis)
+        if not _close(np.take(got, t, axis=axis), expected, atol, rtol):
+            return False
+    return True
+
+
+# ------------------------------------------------------------------ from the cases of one test
+
+_T1 = re.compile(r"(^|[-_])T(_x)?1($|[-_])")
+# Cases whose zeroed input or weight removes the recurrent term (the previous state's influence).
+_NO_RECURRENCE = {"a_prev", "h", "Waa", "W_h", "W_hh"}
+_NO_INITIAL_STATE = {"a0", "h0"}
+
+
+def localise_cases(cases: Sequence[CaseResult], timed: bool = True) -> Diagnosis | None:
+    """A structural diagnosis from which cases of one test pass: right at T = 1 only (for a
+    test whose checks compare sequences along time, ``timed``: elsewhere ``T`` may name a
+    temperature), or right only where the previous or initial state is zero."""
+    ran = [c for c in cases if c.outcome != SKIPPED]
+    passed = {c.case for c in ran if c.outcome == PASSED}
+    failed = [c for c in ran if c.outcome != PASSED]
+    if not passed or not failed or any(c.kind != "check" for c in failed):
+        return None
+    if timed and all(_T1.search(case) for case in passed) \
+            and not any(_T1.search(c.case) for c in failed):
+        return Diagnosis(
+            NOT_CARRIED, "the state or gradient is not carried correctly across time steps",
+            hint="A sequence of one step is right, so the cell itself works: check what your "
+            "loop carries from one step to the next.",
+            evidence="right for T = 1, wrong for every longer sequence", source=STRUCTURAL)
+    if passed <= _NO_INITIAL_STATE and not any(c.case in _NO_INITIAL_STATE for c in failed):
+        zero = " or ".join(f"{c.case} = 0" for c in ran if c.outcome == PASSED)
+        return Diagnosis(
+            INITIAL_STATE, "the initial state is not used correctly",
+            hint="Your result is right when the initial state is zero. Check where your loop "
+            "starts from: the initial state is given to you as an argument.",
+            evidence=f"right with {zero}, wrong in every other case", source=STRUCTURAL)
+    if passed <= _NO_RECURRENCE and not any(c.case in _NO_RECURRENCE for c in failed):
+        zero = " or ".join(f"{c.case} = 0" for c in ran if c.outcome == PASSED)
+        return Diagnosis(
+            RECURRENT_TERM, "the recurrent term (the previous state's contribution) is wrong",
+            hint="Your result is right when the previous state cannot contribute. Look at how "
+            "the previous hidden state enters your computation.",
+            evidence=f"right with {zero}, wrong in every other case", source=STRUCTURAL)
+    return None

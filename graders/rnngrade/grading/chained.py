@@ -1,0 +1,240 @@
+"""Grading a function that consumes another lab function's output, without charging it for the
+other function's mistakes (SPEC, lab2: "a test of one function never loses points for a mistake
+in another").
+
+A backward pass reads the cache of a forward pass. When the student's own forward pass can feed
+it (defined, runs, and reproduces the reference's outputs on the test's inputs), the backward pass
+is graded on that cache, whatever its layout. Otherwise — and also when the backward pass fails
+on its own forward's cache but would pass on a cache in the classic layout — it is graded on a
+cache in the classic layout that the reference forward pass builds on the trusted side and hands
+to the student's function as plain data. Either way the report says which cache was used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rnngrade.checks.compare import CheckFailure
+from rnngrade.checks.gradcheck import (
+    OutputLoss,
+    central_differences,
+    locate,
+    relative_error,
+    sample_indices,
+)
+from rnngrade.checks.structure import compare_tree
+from rnngrade.checks.tolerance import Tolerance, tolerance_for
+from rnngrade.errors import GraderError
+from rnngrade.runner.base import (
+    EXCEPTION,
+    MISSING_FUNCTION,
+    NOT_IMPLEMENTED,
+    StudentError,
+)
+from rnngrade.runner.inprocess import InProcessRunner
+from rnngrade.runner.proxy import ModuleProxy
+
+NOTE_KEY = "rnngrade_note"  # a user property: a sentence for the report's notes
+
+# Failures after which the backward pass is worth a second try on a classic cache (a time or
+# memory limit would only be hit again).
+_RETRIED = (EXCEPTION, NOT_IMPLEMENTED)
+
+
+def add_note(text: str) -> None:
+    """A sentence for the report's notes, from the running test (shown once per submission)."""
+    from rnngrade.checks.plugin import current_item
+
+    item = current_item()
+    if (NOTE_KEY, text) not in item.user_properties:
+        item.user_properties.append((NOTE_KEY, text))
+
+
+def reference_module(lab: str) -> Any:
+    """The lab's reference solution, as the running session loaded it (trusted side)."""
+    from rnngrade.checks.plugin import current_item
+    from rnngrade.grading.plugin import LAB_ASSETS
+
+    return current_item().config.stash[LAB_ASSETS](lab).reference
+
+
+@dataclass(frozen=True)
+class Chain:
+    """``backward(*args[arity:], forward(*args[:arity])[cache])``: a function fed by another.
+
+    outputs: how many leading items of the forward's result are its checked outputs (the rest
+    is the cache); names: their names in messages.
+    """
+
+    lab: str
+    forward: str
+    backward: str
+    arity: int
+    cache: int
+    outputs: int
+
+    def own(self) -> Callable[..., Any]:
+        """The probe: the backward pass on the cache of the same module's forward pass."""
+        forward, backward, arity, cache = self.forward, self.backward, self.arity, self.cache
+
+        def on_own_cache(m: Any, *args: Any) -> Any:
+            return m.on_cache(backward, tuple(args[arity:]), forward, tuple(args[:arity]),
+                              cache)
+        return on_own_cache
+
+    def classic(self) -> Callable[..., Any]:
+        """The probe: the backward pass on the cache the reference forward pass builds (the
+        classic layout), handed over as data."""
+        lab, forward, backward, arity, cache = (self.lab, self.forward, self.backward,
+                                                self.arity, self.cache)
+
+        def on_classic_cache(m: Any, *args: Any) -> Any:
+            built = getattr(reference_module(lab), forward)(*args[:arity])[cache]
+            return getattr(m, backward)(*args[arity:], built)
+        return on_classic_cache
+
+    def forward_problem(self, student: Any, args: tuple) -> str | None:
+        """Why the student's forward pass cannot feed the backward pass on ``args``, or None."""
+        forward_args = tuple(args[:self.arity])
+        try:
+            got = student.head(self.forward, self.outputs, *forward_args)
+        except StudentError as exc:
+            if exc.kind == MISSING_FUNCTION:
+                return "is missing"
+            if exc.kind == NOT_IMPLEMENTED:
+                return "looks unfinished"
+            return "raised an error"
+        except Exception:  # noqa: BLE001 - a result that is not a tuple (None, an array)
+            return "does not return a tuple"
+        finally:
+            student.calls.clear()
+        want = getattr(reference_module(self.lab), self.forward)(*forward_args)[:self.outputs]
+        try:
+            compared = compare_tree(tuple(got) if isinstance(got, list) else got, tuple(want),
+                                    tolerance_for(*forward_args), self.forward, None, None)
+        except Exception:  # noqa: BLE001 - whatever came back cannot be compared
+            return "returns something its checks cannot compare"
+        if any(not c.ok for c in compared):
+            return "failed its own checks"
+        return None
+
+    def note(self) -> str:
+        return (f"`{self.backward}` was graded on caches in the classic layout, built by the "
+                f"course's `{self.forward}`, wherever your `{self.forward}` could not feed it "
+                f"(missing, raising, wrong outputs, or caches `{self.backward}` cannot read): "
+                f"`{self.backward}` loses no points for a mistake in `{self.forward}`")
+
+
+def expect_chained(check: Any, chain: Chain, name: str, args: tuple, **options: Any) -> Any:
+    """``check.expect`` of the backward pass in ``chain``, fed as the module docstring says."""
+    return run_chained(check.student, chain, args,
+                       lambda probe: check.expect(name, probe, args, **options))
+
+
+def run_chained(student: Any, chain: Chain, args: tuple,
+                run: Callable[[Callable[..., Any]], Any],
+                own: Callable[..., Any] | None = None,
+                classic: Callable[..., Any] | None = None) -> Any:
+    """``run(probe)`` with the probe that feeds the backward pass fairly (``own``/``classic``:
+    probes to use instead of the chain's own ones, e.g. a gradient check's)."""
+    own = own or chain.own()
+    classic = classic or chain.classic()
+    if not student.has(chain.backward):
+        return run(own)  # reported as missing, with no word about caches
+    problem = chain.forward_problem(student, args)
+    if problem is not None:
+        add_note(chain.note())
+        try:
+            return run(classic)
+        except (CheckFailure, StudentError) as failure:
+            failure.message = (f"(graded on a classic-layout cache: your `{chain.forward}` "
+                               f"{problem})\n{failure.message}")
+            raise
+    try:
+        return run(own)
+    except GraderError:
+        raise  # trusted code failed: the grader's fault, never retried away
+    except Exception as first:  # noqa: BLE001 - a failure, or a diagnosis choking on one
+        if isinstance(first, StudentError) and first.kind not in _RETRIED:
+            raise
+        try:
+            value = run(classic)
+        except Exception:  # noqa: BLE001 - wrong on classic caches too: the first failure says why
+            raise first from None
+        add_note(chain.note())
+        return value
+
+
+def expect_gradient_check(check: Any, reference: Any, name: str, backward: Callable[..., Any],
+                          loss: OutputLoss, args: tuple, targets: dict, rng: np.random.Generator,
+                          tol: Tolerance, count: int = 6, chain: Chain | None = None) -> None:
+    """A backward pass agrees with central differences of the forward pass that fed it.
+
+    backward(m, *args): the module's gradients (a dict) on the cache of its own forward pass.
+    loss: the scalar L through a forward pass. targets: {gradient key: (the array inside
+    ``args`` it differentiates, mask of the entries where the gradient is not structurally zero,
+    or None)}. chain: when given, the backward pass is fed as ``run_chained`` decides: by the
+    student's own forward pass (differences of that pass), or by the reference's (a classic
+    cache, and differences of the reference's forward pass, taken on the trusted side).
+
+    Up to ``count`` entries per key are sampled where the reference's gradient is not
+    (structurally or nearly) zero, the same entries for every module. The probe returns, per key,
+    ``1 + relative error`` (SPEC's |a − n| / max(|a|, |n|, 1e-12)) at the sampled entries and 1
+    elsewhere, expected to be 1; a gradient of the wrong shape is returned as it is, so the check
+    reports it. Running the same probe on a mutant reproduces the mutant's own inconsistency, so
+    the diagnosis names the mistake, whether it sits in the backward or the forward pass.
+    """
+    wanted = backward(reference, *args)
+    picks = {}
+    for key, (array, allowed) in targets.items():
+        size = np.abs(np.asarray(wanted[key], dtype=np.float64))
+        mask = size >= 1e-2 * size.max()  # away from zero: numerical noise stays below 1e-7
+        if allowed is not None:
+            mask &= allowed
+        picks[key] = sample_indices(array.shape, count, rng, mask)
+    paths = {key: locate(array, args[:loss.arity]) for key, (array, _) in targets.items()}
+    shapes = {key: array.shape for key, (array, _) in targets.items()}
+
+    def gradient_probe(grads_of: Callable[..., Any], lab: str | None) -> Callable[..., Any]:
+        """lab None: differences through the module itself; else through the lab's reference."""
+        def probe(m: Any, *a: Any) -> dict:
+            grads = grads_of(m, *a)
+            mine = {key: grads.get(key) if isinstance(grads, dict) else grads for key in shapes}
+            usable = [key for key, shape in shapes.items()
+                      if mine[key] is not None and np.shape(mine[key]) == shape]
+            source = m if lab is None else ModuleProxy(InProcessRunner(reference_module(lab)))
+            # every entry's L(θ ± ε) in one call beside the module, on copies of the arguments
+            numeric = dict(zip(usable, central_differences(
+                source, loss, a, [(paths[key], picks[key]) for key in usable]))) if usable else {}
+            result = {}
+            for key, shape in shapes.items():
+                if key not in numeric:
+                    result[key] = mine[key]  # a gradient of the wrong shape is compared as it is
+                    continue
+                analytic = np.array([mine[key][i] for i in picks[key]], dtype=np.float64)
+                agreement = np.ones(shape)
+                for index, error in zip(picks[key], relative_error(analytic, numeric[key])):
+                    agreement[index] = 1.0 + error
+                result[key] = agreement
+            return result
+        return probe
+
+    def ones(*a: Any) -> dict:
+        return {key: np.ones(shape) for key, shape in shapes.items()}
+
+    if chain is None:
+        check.expect(f"{name} against central differences of your forward pass "
+                     "(1 + relative error)", gradient_probe(backward, None), args, oracle=ones,
+                     tol=tol)
+        return
+    own, classic = gradient_probe(chain.own(), None), gradient_probe(chain.classic(), chain.lab)
+    titles = {own: "your forward pass", classic: "the course's forward pass"}
+    run_chained(check.student, chain, args,
+                lambda probe: check.expect(f"{name} against central differences of "
+                                           f"{titles[probe]} (1 + relative error)", probe, args,
+                                           oracle=ones, tol=tol),
+                own=own, classic=classic)

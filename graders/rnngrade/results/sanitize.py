@@ -1,0 +1,183 @@
+"""The one boundary every student-controlled string crosses before it is stored or rendered.
+
+A submission controls much of the text in a result: exception messages, what its code reported
+while loading, its file and folder names, its student id. The worker caps some of it, but the
+worker runs student code and can be patched, so nothing it says is trusted: the grader applies
+the rules here itself.
+
+``clean_text`` makes one string safe to store and to hand to any renderer:
+
+- valid Unicode that encodes as UTF-8: lone surrogates (``"\\ud800"``, or the ``"\\udcff"``
+  Python uses for an undecodable byte) become U+FFFD, and bytes are decoded with replacement;
+- terminal escape sequences (CSI, OSC) removed whole, then every other control character except
+  newline and tab, the characters XML 1.0 forbids (U+FFFE, U+FFFF) and the bidirectional
+  overrides that make text display in another order than it is read;
+- ``\\r\\n`` and a lone ``\\r`` read as a newline;
+- at most ``limit`` characters, a cut marked with ``TRUNCATED`` (the marker counts in the limit,
+  so cleaning twice changes nothing).
+
+``clean_result`` applies it to every text field of a ``GradeResult``, with a cap per field and a
+cap on all free text of the result together (``REPORT_LIMIT``): when the fields add up to more,
+the longest are cut to one common length, so one flooded test cannot push out the others.
+Escaping for a format (HTML, Markdown, CSV, terminal, workflow logs) is the renderers' job; this
+module makes the text they escape well-formed and bounded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from rnngrade.results.model import GradeResult, TestResult
+
+FIELD_LIMIT = 4_000  # characters of one message, note or error
+NAME_LIMIT = 200  # characters of a name: a file, a student id, a test, a lab
+MAX_NOTES = 20  # notes kept per list; the rest are counted in one line
+REPORT_LIMIT = 64_000  # characters of free text in one result, every field together
+TRUNCATED = " […truncated]"
+
+_ESCAPE_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, screen clears
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: window titles, hyperlinks
+    r"|\x1b[@-Z\\-_]"  # any other two-character escape
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # the 8-bit CSI
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# C0 controls but tab and newline, DEL, C1 controls, bidirectional overrides and isolates,
+# the two non-characters XML 1.0 forbids.
+_FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufffe\uffff]")
+_ANY_SUSPECT = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufffe\uffff\ud800-\udfff]")
+
+
+def clean_text(value: object, limit: int = FIELD_LIMIT) -> str:
+    """``value`` as safe, bounded text (see the module docstring); ``None`` gives ``""``."""
+    if value is None:
+        return ""
+    if isinstance(value, bytes | bytearray):
+        text = bytes(value).decode("utf-8", "replace")
+    elif isinstance(value, str):
+        text = value
+    else:
+        text = str(value)
+    if len(text) > 4 * limit + 64:  # cut early: the rules below never lengthen the text
+        text = text[: 4 * limit + 64]
+    if _ANY_SUSPECT.search(text) is None:  # the usual case: nothing to replace or remove
+        return truncate(text, limit)
+    text = _SURROGATE.sub("\ufffd", text)
+    text = _ESCAPE_SEQUENCE.sub("", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _FORBIDDEN.sub("", text)
+    return truncate(text, limit)
+
+
+def clean_name(value: object, limit: int = NAME_LIMIT) -> str:
+    """A name on one line: ``clean_text`` with newlines and tabs as spaces."""
+    return clean_text(value, limit).replace("\n", " ").replace("\t", " ")
+
+
+def truncate(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, the cut marked."""
+    if len(text) <= limit:
+        return text
+    if limit <= len(TRUNCATED):
+        return text[:limit]
+    return text[: limit - len(TRUNCATED)] + TRUNCATED
+
+
+def clean_notes(notes: object, limit: int = FIELD_LIMIT) -> list[str]:
+    """A list of notes, each cleaned, at most ``MAX_NOTES`` (the last one counting the rest)."""
+    items = list(notes) if isinstance(notes, list | tuple) else [notes] if notes else []
+    if len(items) <= MAX_NOTES:
+        return [clean_text(n, limit) for n in items]
+    kept = [clean_text(n, limit) for n in items[: MAX_NOTES - 1]]
+    return [*kept, f"… and {len(items) - len(kept)} more not shown"]
+
+
+def clean_result(result: GradeResult) -> GradeResult:
+    """A copy of ``result`` whose every string is cleaned and whose free text is bounded.
+    Numbers, enums (status, outcomes, failure kinds) and diagnoses are left alone: the grader
+    makes them (diagnoses from its own mutants and checks), never from the worker's text."""
+    tests = [_clean_test(t) for t in result.tests]
+    cleaned = dataclasses.replace(
+        result,
+        lab=clean_name(result.lab), lab_title=clean_name(result.lab_title),
+        submission=clean_name(result.submission), device=clean_name(result.device),
+        error=clean_text(result.error), grader_detail=clean_text(result.grader_detail,
+                                                                 4 * FIELD_LIMIT),
+        notes=clean_notes(result.notes), student_notes=clean_notes(result.student_notes),
+        protections={clean_name(k): bool(v) for k, v in dict(result.protections).items()},
+        grader_version=clean_name(result.grader_version),
+        graded_at=clean_name(result.graded_at), tests=tests)
+    lengths = [len(text) for text in _free_texts(cleaned)]
+    if sum(lengths) <= REPORT_LIMIT:
+        return cleaned
+    cap = fair_cap(lengths, REPORT_LIMIT)
+    return _map_free_text(cleaned, lambda s: truncate(s, cap))
+
+
+def fair_cap(lengths: list[int], budget: int) -> int:
+    """The largest length ``c`` with ``sum(min(n, c) for n in lengths) <= budget``: every text
+    shorter than ``c`` is kept whole, the longer ones are cut to ``c``."""
+    remaining = budget
+    ordered = sorted(lengths)
+    for i, length in enumerate(ordered):
+        share = remaining // (len(ordered) - i)
+        if length > share:
+            return share
+        remaining -= length
+    return max(ordered, default=budget)
+
+
+def _clean_test(test: TestResult) -> TestResult:
+    return dataclasses.replace(
+        test, name=clean_name(test.name), title=clean_name(test.title),
+        visibility=clean_name(test.visibility),
+        message=clean_text(test.message, 2 * FIELD_LIMIT),
+        hint=clean_text(test.hint),
+        cases=[dataclasses.replace(c, case=clean_name(c.case), message=clean_text(c.message),
+                                   hint=clean_text(c.hint))
+               for c in test.cases],
+        checks=[_clean_data(c) for c in test.checks[:MAX_NOTES * 10]])
+
+
+def _clean_data(value: Any, depth: int = 0) -> Any:
+    """Strings in nested plain data (instructor-only check records), cleaned and bounded."""
+    if isinstance(value, str | bytes):
+        return clean_text(value, NAME_LIMIT * 5)
+    if depth > 8:
+        return None
+    if isinstance(value, dict):
+        return {clean_name(k): _clean_data(v, depth + 1) for k, v in list(value.items())[:100]}
+    if isinstance(value, list | tuple):
+        return [_clean_data(v, depth + 1) for v in value[:100]]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return clean_text(value, NAME_LIMIT)
+
+
+def _free_texts(result: GradeResult) -> Iterator[str]:
+    """Every free-text field of ``result``, in the order ``_map_free_text`` visits them."""
+    yield result.error
+    yield from result.notes
+    yield from result.student_notes
+    for t in result.tests:
+        yield t.message
+        yield t.hint
+        for c in t.cases:
+            yield c.message
+            yield c.hint
+
+
+def _map_free_text(result: GradeResult, f: Callable[[str], str]) -> GradeResult:
+    """``result`` with ``f`` applied to every free-text field, always in the same order."""
+    tests = []
+    for t in result.tests:
+        cases = [dataclasses.replace(c, message=f(c.message), hint=f(c.hint)) for c in t.cases]
+        tests.append(dataclasses.replace(t, message=f(t.message),
+                                         hint=f(t.hint),
+                                         cases=cases))
+    return dataclasses.replace(result, error=f(result.error), notes=[f(n) for n in result.notes],
+                               student_notes=[f(n) for n in result.student_notes], tests=tests)

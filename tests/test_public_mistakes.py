@@ -1,0 +1,86 @@
+"""The public tests name known mistakes from shipped fingerprints, and locate others in time."""
+
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rnngrade.authoring.generate import stale_files
+from rnngrade.checks.mistakes import explain, fingerprints_path, known_mistakes, time_steps
+from rnngrade.checks.tolerance import Tolerance, tolerance_for
+from rnngrade.checks.vectors import PublicVectors
+from rnngrade.diagnosis.mutants import load_mutant_table
+from rnngrade.labs import get_lab
+
+TOL = Tolerance(1e-10, 1e-8, "float64")
+
+
+@pytest.mark.parametrize("lab_name", ["lab1", "lab2", "lab3"])
+def test_every_fingerprint_names_its_own_mistake_and_the_reference_none(lab_name):
+    lab = get_lab(lab_name)
+    vectors_path = lab.public_fixture_path()
+    vectors, prints = PublicVectors(vectors_path), PublicVectors(fingerprints_path(vectors_path))
+    texts = {m.name: m.description for m in load_mutant_table(lab.suite_dir() / "mutants.py")}
+    assert prints.names()
+    for entry in prints.names():
+        case_name, mistake = entry.split("::")
+        case = vectors.case(case_name)
+        got, tol = prints.case(entry).outputs["value"], tolerance_for(*case.args)
+        lines = known_mistakes(got, case.outputs, tol, "f", None, vectors_path)
+        assert any(line.startswith(texts[mistake]) for line in lines), (entry, lines)
+        assert known_mistakes(case.outputs, case.outputs, tol, "f", None, vectors_path) == []
+
+
+def test_a_mistake_is_named_on_one_output_of_a_case_too():
+    """A public test may check one output of a case (``case.outputs[0]``)."""
+    path = get_lab("lab1").public_fixture_path()
+    prints = PublicVectors(fingerprints_path(path))
+    want = PublicVectors(path).case("forward_small").outputs
+    got = prints.case("forward_small::loop_feeds_a0").outputs["value"]
+    lines = known_mistakes(got[0], want[0], TOL, "a", None, path)
+    assert lines and "a0" in lines[0]
+
+
+def test_time_localisation_states_its_evidence():
+    rng = np.random.default_rng(0)
+    want = rng.standard_normal((3, 4, 5))
+    got = want.copy()
+    got[:, :, 1:] += 1.0
+    line = time_steps(got, want, TOL, "a", None, 2)[0]
+    assert "not carried" in line and "right for the first step, wrong from the second" in line
+    backward = want.copy()
+    backward[:, :, :4] -= 1.0
+    assert "right for the last step" in time_steps(backward, want, TOL, "dx", None, 2)[0]
+    assert time_steps(backward, want, TOL, "a", None, 2) == []  # a forward output: no claim
+    mixed = want.copy()
+    mixed[:, :, [1, 3]] += 1.0
+    assert time_steps(mixed, want, TOL, "a", None, 2) == []
+    assert explain(got, want, TOL, "a", None, None)  # no fingerprints: time still speaks
+    # A dict of gradients: leaves are matched by key, whatever order the student used.
+    grads = {"dW": np.ones((3, 3)), "dx": backward}
+    expected = {"dx": want, "dW": np.ones((3, 3)) * 2}
+    assert "right for the last step" in time_steps(grads, expected, TOL, "g", None, 2)[0]
+
+
+def test_a_changed_fingerprint_is_stale(course_copy):
+    lab = get_lab("lab1")
+    path = fingerprints_path(lab.public_fixture_path(course_copy))
+    suite = lab.suite_dir(course_copy) / "mutants.py"
+    text = suite.read_text()
+    suite.write_text(text.replace('"np.dot(Wax, xt) + ba"', '"np.dot(2 * Wax, xt) + ba"', 1))
+    problems = stale_files(lab, course_copy)
+    assert any(path.name in p for p in problems), problems
+
+
+def test_pytest_on_the_public_tests_names_the_mistake(course_copy):
+    lab = get_lab("lab1")
+    mutant = next(m for m in load_mutant_table(lab.suite_dir() / "mutants.py")
+                  if m.name == "loop_feeds_a0")
+    lab.stub_path(course_copy).write_text(mutant.apply(lab.solution_path().read_text()))
+    output = subprocess.run(
+        [sys.executable, "-m", "pytest", "assignments/lab1", "-q", "-p", "no:randomly"],
+        cwd=course_copy, capture_output=True, text=True, timeout=300).stdout
+    assert re.search(r"this looks like: every step is fed .*a0", output), output[-3000:]
+    assert f"hint: {mutant.hint}" in output
