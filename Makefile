@@ -14,7 +14,7 @@ help:
 	@echo "make test-pytest-range  the reusable-session tests on the lowest and highest pytest pinned"
 	@echo "make validate   rnngrade validate: reference full, stubs 0, every mutant caught and named"
 	@echo "make check-cuda on a machine with a GPU: the CUDA tests, and validate on CUDA in-process and sandboxed"
-	@echo "make lint       ruff"
+	@echo "make lint       ruff and mypy"
 	@echo "make bench      the benchmarks in benchmarks/"
 
 # torch is installed first and pinned: 2.13.0 is a CPU build; an unpinned torch pulls a CUDA build.
@@ -65,6 +65,7 @@ check-cuda:
 
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 bench: setup
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done

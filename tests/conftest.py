@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,39 @@ from rnngrade.paths import course_root
 
 ROOT = course_root()
 SUBMISSIONS = ROOT / "fixtures" / "submissions"
+
+
+def run_public_inprocess(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                         repo: Path, lab: str) -> tuple[int, str]:
+    """``pytest assignments/<lab>`` in ``repo``, run in this process: the exit code and the
+    terminal output. The student's module is built from its file by the ``student`` fixture on
+    every run; the public tests and the repository's conftest are forgotten after the run, so the
+    next run imports its own. Everything else the run imported stays (pytester's
+    ``runpytest_inprocess`` drops it all, and numpy.random or torch submodules imported a second
+    time crash the interpreter)."""
+    monkeypatch.delenv("RNNGRADE_ROOT", raising=False)  # a student shell has no course in sight
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the run puts `repo` on it
+    capsys.readouterr()
+    try:
+        code = pytest.main([f"assignments/{lab}", "-p", "no:randomly", "-p", "no:cacheprovider",
+                            f"--rootdir={repo}"])
+    finally:
+        _forget_modules_under(repo)
+    out, err = capsys.readouterr()
+    return int(code), out + err
+
+
+def _forget_modules_under(folder: Path) -> None:
+    """Drop the modules imported from files under ``folder``, and the namespace packages
+    (``assignments``, ``assignments.lab1``) that hold them."""
+    root = str(folder.resolve()) + os.sep
+    ours = {name for name, module in list(sys.modules.items())
+            if os.path.realpath(getattr(module, "__file__", None) or os.sep).startswith(root)}
+    parents = {name.rsplit(".", i)[0] for name in ours for i in range(1, name.count(".") + 1)}
+    for name in ours | {p for p in parents
+                        if getattr(sys.modules.get(p), "__file__", None) is None}:
+        sys.modules.pop(name, None)
 
 
 @pytest.fixture

@@ -137,7 +137,8 @@ class _Registry(Mapping[str, Lab]):
     def __init__(self) -> None:
         self._key: tuple = ()
         self._labs: dict[str, Lab] = {}
-        self._checked = (None, -math.inf)  # (root, time.monotonic()) of the last look at disk
+        # (root, time.monotonic()) of the last look at disk
+        self._checked: tuple[Path | None, float] = (None, -math.inf)
 
     def _current(self) -> dict[str, Lab]:
         root = course_root()

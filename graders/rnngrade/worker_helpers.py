@@ -16,6 +16,8 @@ arguments (and of the module it calls).
 from __future__ import annotations
 
 import copy
+import functools
+import operator
 import threading
 import types
 from collections.abc import Callable
@@ -71,7 +73,7 @@ def with_lab_helpers(source: str, filename: str) -> Registry:
     with _collect_lock:
         _collecting.append(lab)
         try:
-            exec(code, module.__dict__)  # noqa: S102 - the course's own helpers file
+            exec(code, module.__dict__)  # the course's own helpers file
         finally:
             _collecting.pop()
     return Registry({**GENERIC.helpers, **lab.helpers}, {**GENERIC.functions, **lab.functions})
@@ -181,7 +183,7 @@ def perturbed_losses(module: Any, function: str, args: tuple, weights: list,
 
     def loss() -> float:
         out = forward(*_fresh(args))
-        total = None
+        terms = []
         for k, weight in pairs:
             value = _output_array(out, k)
             if value is None or value.shape != weight.shape or value.dtype.kind != "f":
@@ -189,14 +191,13 @@ def perturbed_losses(module: Any, function: str, args: tuple, weights: list,
                     f"dtype {value.dtype}, shape {value.shape}"
                 raise _Unusable(f"the gradient check needs {function}(...)[{k}] as a float "
                                 f"array of shape {weight.shape}; it returned {got}")
-            term = np.sum(weight * value)
-            total = term if total is None else total + term
-        return float(total)
+            terms.append(np.sum(weight * value))
+        return float(functools.reduce(operator.add, terms))  # summed in the order of `weights`
 
     per_target = []
     try:
         for path, indices in targets:
-            x = args
+            x: Any = args  # then an entry inside the arguments, then the array itself
             for step in path:
                 x = x[step]
             losses = []

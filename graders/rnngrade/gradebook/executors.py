@@ -21,7 +21,7 @@ import socket
 import threading
 import time
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
@@ -250,7 +250,8 @@ class LocalPool:
                 continue
             elapsed = time.monotonic() - slot.since
             dead = slot.process.sentinel in ready or not slot.process.is_alive()
-            late = slot.task is not None and bool(self.timeout) and elapsed > self.timeout
+            late = (slot.task is not None and self.timeout is not None and self.timeout != 0
+                    and elapsed > self.timeout)
             slow_start = not slot.ready and elapsed > self.start_timeout
             if not (dead or late or slow_start):
                 continue
@@ -331,7 +332,7 @@ class DaskExecutor:
             self.workers = len(nthreads)
             window = self.window or max(4, 2 * sum(nthreads.values()))
             pending = iter(tasks)
-            keys: dict[str, str] = {}
+            keys: dict[Hashable, str] = {}  # a dask key: str, number or tuple
             running = as_completed()
 
             def submit() -> bool:

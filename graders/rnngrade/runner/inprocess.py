@@ -107,7 +107,7 @@ class InProcessRunner:
                                function=name).with_traceback(exc.__traceback__) from None
         except StudentError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any student exception fails the check
+        except Exception as exc:  # any student exception fails the check
             kind, message = student_failure(exc, self.module, name)
             raise StudentError(kind, message, function=name, stdout=out.getvalue()
                                ).with_traceback(exc.__traceback__) from exc

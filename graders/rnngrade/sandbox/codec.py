@@ -444,7 +444,7 @@ def _dispatch() -> dict[type, Any]:
 def _bytes_of(x: np.ndarray) -> memoryview:
     if not x.flags.c_contiguous:
         x = x.copy(order="C")
-    return memoryview(x.reshape(-1).view(np.uint8))
+    return x.reshape(-1).view(np.uint8).data
 
 
 def _mib(n: int) -> str:

@@ -116,8 +116,9 @@ def make_context(staging: str, scratch: str, hidden: list[str]) -> Context:
     candidates = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
     for module in ("numpy", "torch"):
         mod = sys.modules.get(module)
-        if mod is not None and getattr(mod, "__file__", None):
-            candidates.append(os.path.dirname(os.path.dirname(mod.__file__)))
+        file = getattr(mod, "__file__", None) if mod is not None else None
+        if file:
+            candidates.append(os.path.dirname(os.path.dirname(file)))
     for path in candidates:
         real = os.path.realpath(path)
         if not os.path.isdir(real) or real == "/":
@@ -128,7 +129,7 @@ def make_context(staging: str, scratch: str, hidden: list[str]) -> Context:
             continue  # already visible through the system directories
         if not any(_within(real, b) for b in binds):
             binds = [b for b in binds if not _within(b, real)] + [real]
-    cuda_binds = []
+    cuda_binds: list[str] = []
     for path in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
         real = os.path.realpath(path) if path else ""
         if real and real != "/" and os.path.isdir(real) \
@@ -191,20 +192,7 @@ def build_root(ctx: Context, device: str, uid: int, gid: int, disk_bytes: int) -
     problems: list[str] = []
     root = ctx.staging
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
-    for top in _SYSTEM_DIRS:
-        host = "/" + top
-        if os.path.islink(host):
-            os.symlink(os.readlink(host), root + host)
-        elif os.path.isdir(host):
-            _bind(host, root + host, read_only=True)
-    os.makedirs(root + "/etc", exist_ok=True)
-    for path in _ETC_FILES:
-        if os.path.isfile(path):
-            _bind(path, root + path, read_only=True)
-    _write(root + "/etc/passwd", f"{STUDENT}:x:{uid}:{gid}:student:{WORKDIR}:/bin/false\n")
-    _write(root + "/etc/group", f"{STUDENT}:x:{gid}:\n")
-    _write(root + "/etc/hosts", "127.0.0.1 localhost\n")
-    _write(root + JAIL_MARKER, "")
+    _mount_system(root, uid, gid)
     _make_dev(root, device, disk_bytes)
     os.makedirs(root + "/proc")
     try:
@@ -219,6 +207,46 @@ def build_root(ctx: Context, device: str, uid: int, gid: int, disk_bytes: int) -
            f"size={disk_bytes},mode=0700")
     os.chown(root + WORKDIR, uid, gid)
     # after /tmp: a Python environment may live under it (a checkout in /tmp with a .venv)
+    problems += _mount_python_and_sys(ctx, root, device)
+    old = root + "/.old-root"
+    os.makedirs(old)
+    machine = platform.machine()
+    if machine not in _PIVOT_ROOT:
+        raise IsolationError(errno.ENOSYS, f"pivot_root: unknown machine {machine}")
+    _check(_libc.syscall(_PIVOT_ROOT[machine], root.encode(), old.encode()), "pivot_root")
+    os.chdir("/")
+    _check(_libc.umount2(b"/.old-root", MNT_DETACH), "umount the old root")
+    os.rmdir("/.old-root")
+    _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    name = b"rnngrade-sandbox"
+    if _libc.sethostname(name, len(name)) != 0:
+        problems.append(f"sethostname: {os.strerror(ctypes.get_errno())}")
+    return problems
+
+
+def _mount_system(root: str, uid: int, gid: int) -> None:
+    """The host's system directories and a few /etc files, read-only, and the student's
+    passwd, group and hosts entries, under the new root."""
+    for top in _SYSTEM_DIRS:
+        host = "/" + top
+        if os.path.islink(host):
+            os.symlink(os.readlink(host), root + host)
+        elif os.path.isdir(host):
+            _bind(host, root + host, read_only=True)
+    os.makedirs(root + "/etc", exist_ok=True)
+    for path in _ETC_FILES:
+        if os.path.isfile(path):
+            _bind(path, root + path, read_only=True)
+    _write(root + "/etc/passwd", f"{STUDENT}:x:{uid}:{gid}:student:{WORKDIR}:/bin/false\n")
+    _write(root + "/etc/group", f"{STUDENT}:x:{gid}:\n")
+    _write(root + "/etc/hosts", "127.0.0.1 localhost\n")
+    _write(root + JAIL_MARKER, "")
+
+
+def _mount_python_and_sys(ctx: Context, root: str, device: str) -> list[str]:
+    """The Python directories (and, for CUDA, the driver's libraries and all of /sys; else
+    only the CPU topology under /sys), read-only. Returns problems."""
+    problems: list[str] = []
     extra = list(ctx.binds)
     if device.startswith("cuda"):
         _bind("/sys", root + "/sys", read_only=True)
@@ -233,19 +261,6 @@ def build_root(ctx: Context, device: str, uid: int, gid: int, disk_bytes: int) -
     for path in extra:
         if not os.path.exists(root + path):
             _bind(path, root + path, read_only=True)
-    old = root + "/.old-root"
-    os.makedirs(old)
-    machine = platform.machine()
-    if machine not in _PIVOT_ROOT:
-        raise IsolationError(errno.ENOSYS, f"pivot_root: unknown machine {machine}")
-    _check(_libc.syscall(_PIVOT_ROOT[machine], root.encode(), old.encode()), "pivot_root")
-    os.chdir("/")
-    _check(_libc.umount2(b"/.old-root", MNT_DETACH), "umount the old root")
-    os.rmdir("/.old-root")
-    _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    name = b"rnngrade-sandbox"
-    if _libc.sethostname(name, len(name)) != 0:
-        problems.append(f"sethostname: {os.strerror(ctypes.get_errno())}")
     return problems
 
 

@@ -69,7 +69,7 @@ SPIN_SECONDS = 150e-6  # unpinned: a reply polled for this long first costs no w
 BACK_TO_BACK = 300e-6  # a call this soon after the last reply finds the worker still polling
 TRUNCATED = "\n[... truncated]"
 ABORTED = "Fatal Python error: Aborted"  # what faulthandler writes on SIGABRT
-SIGNALS = {
+SIGNALS: dict[int, str] = {
     signal.SIGSEGV: "segmentation fault (SIGSEGV)",
     signal.SIGBUS: "bus error (SIGBUS)",
     signal.SIGABRT: "aborted (SIGABRT)",

@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 import types
+from collections.abc import Callable
 from typing import Any
 
 from rnngrade.runner.base import (
@@ -92,9 +93,10 @@ def become_worker(chan_fd: int, out_fd: int, err_fd: int, ctx: isolation.Context
                 os.close(fd)
             except OSError:
                 pass
-    sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's own descriptors
-    sys.stdout = sys.__stdout__ = _text_stream(1)
-    sys.stderr = sys.__stderr__ = _text_stream(2)
+    sys.stdin = open(0, closefd=False)  # the process's own descriptor
+    # The original streams are replaced too: the student's code may write to them.
+    sys.stdout = sys.__stdout__ = _text_stream(1)  # type: ignore[misc]  # Final in typeshed only
+    sys.stderr = sys.__stderr__ = _text_stream(2)  # type: ignore[misc]  # Final in typeshed only
     # A fatal signal leaves its name and the student's line on stderr (the grader reads it
     # to tell an abort from a segmentation fault).
     faulthandler.enable(file=2, all_threads=False)
@@ -115,7 +117,7 @@ def become_worker(chan_fd: int, out_fd: int, err_fd: int, ctx: isolation.Context
         os.environ["HOME"] = workdir
     os.chdir(workdir)
     sys.path[:] = [p for p in sys.path if p and os.path.isdir(p)]
-    unfiltered = "isolation disabled"
+    unfiltered: str | None = "isolation disabled"
     if isolate:
         isolation.hide_initial_environment()
         unfiltered = seccomp.install()  # last: it may refuse what the steps above need
@@ -168,9 +170,9 @@ def warm_up() -> None:
         assert isinstance(request, Call)
         value = built.module.cell(*request.args)
         decode(_joined(encode_message(Value(1, value, request.args, {}), handles)[1]))
-    for dtype in (torch.float64, torch.float32):
-        x, w = decode(_joined(encode((torch.ones(2, 3, 4, dtype=dtype),
-                                      torch.ones(5, 4, dtype=dtype)))))
+    for torch_dtype in (torch.float64, torch.float32):
+        x, w = decode(_joined(encode((torch.ones(2, 3, 4, dtype=torch_dtype),
+                                      torch.ones(5, 4, dtype=torch_dtype)))))
         out = built.module.batch(x, w)
         decode(_joined(encode(out, handles=handles)))
 
@@ -306,8 +308,9 @@ def _functions(module: types.ModuleType) -> tuple[str, ...]:
 def _flush() -> None:
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
-            stream.flush()
-        except BaseException:  # noqa: BLE001, S110 - a stream the student replaced
+            if stream is not None:
+                stream.flush()
+        except BaseException:  # noqa: BLE001 - a stream the student replaced
             pass
 
 
@@ -319,17 +322,11 @@ def _call(state: _State, seq: int, name: str, args: tuple, kwargs: dict,
         return
     recycle = False
     try:
-        if is_helper:
-            helper = state.helpers.helpers[name]
-
-            def target(*a: Any, **k: Any) -> Any:
-                return helper(module, *a, **k)
-        else:
-            target = getattr(module, name, None)
-            if not callable(target):
-                _send(state, Failed(seq, MISSING_FUNCTION,
-                                    _short(f"the submission does not define `{name}`"), False))
-                return
+        target = _target(state, module, name, is_helper)
+        if target is None:
+            _send(state, Failed(seq, MISSING_FUNCTION,
+                                _short(f"the submission does not define `{name}`"), False))
+            return
         functions = state.helpers.functions
         call_args = tuple(resolve_function_refs(a, args, functions) for a in args)
         call_kwargs = {k: resolve_function_refs(v, args, functions) for k, v in kwargs.items()}
@@ -345,32 +342,52 @@ def _call(state: _State, seq: int, name: str, args: tuple, kwargs: dict,
                    f"{'(' + _short(repr(exc.code)) + ')' if exc.code is not None else ''}, "
                    "e.g. sys.exit or exit)")
     except OSError as exc:
-        if exc.errno == errno.EFBIG:
-            kind = OUTPUT_LIMIT
-            message = (f"{name} hit the file size limit "
-                       f"({describe_bytes(state.limits['file_bytes'])} per file)")
-        elif exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            kind = OUTPUT_LIMIT
-            message = (f"{name} filled the sandbox's disk "
-                       f"({describe_bytes(state.limits['disk_bytes'])})")
-        else:
-            kind, message = _classify(exc, module, name)
+        kind, message = _os_failure(state, exc, module, name)
     except BaseException as exc:  # noqa: BLE001 - whatever the student raised
         kind, message = _classify(exc, module, name)
     else:
         if os.getpid() != state.pid:
             os._exit(0)  # a child the student forked returned here: it never answers
         _flush()
-        if guard.unchanged():  # the grader's own copy is the state after the call
-            args, kwargs = None, None
+        unchanged = guard.unchanged()  # the grader's own copy is the state after the call
         if type(head) is int and type(value) in (tuple, list) and len(value) >= head >= 0:
             value = value[:head]  # the rest (caches, say) is not wanted by this check
-        _reply_value(state, seq, name, value, args, kwargs)
+        if unchanged:
+            _reply_value(state, seq, name, value, None, None)
+        else:
+            _reply_value(state, seq, name, value, args, kwargs)
         return
     if os.getpid() != state.pid:
         os._exit(0)
     _flush()
     _send(state, Failed(seq, kind, message, recycle))
+
+
+def _target(state: _State, module: types.ModuleType, name: str,
+            is_helper: bool) -> Callable[..., Any] | None:
+    """What a call runs: a lab helper bound to the student's module, or the student's own
+    function `name` (None where the module has no callable of that name)."""
+    if is_helper:
+        helper = state.helpers.helpers[name]
+
+        def bound(*a: Any, **k: Any) -> Any:
+            return helper(module, *a, **k)
+        return bound
+    function = getattr(module, name, None)
+    return function if callable(function) else None
+
+
+def _os_failure(state: _State, exc: OSError, module: types.ModuleType,
+                name: str) -> tuple[str, str]:
+    """(kind, message) for an OSError out of a student's call: a sandbox limit, or the
+    student's own error."""
+    if exc.errno == errno.EFBIG:
+        return OUTPUT_LIMIT, (f"{name} hit the file size limit "
+                              f"({describe_bytes(state.limits['file_bytes'])} per file)")
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return OUTPUT_LIMIT, (f"{name} filled the sandbox's disk "
+                              f"({describe_bytes(state.limits['disk_bytes'])})")
+    return _classify(exc, module, name)
 
 
 def _reply_value(state: _State, seq: int, name: str, value: Any, args: tuple | None,

@@ -41,7 +41,9 @@ import tempfile
 import threading
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from rnngrade.errors import SandboxError
 from rnngrade.sandbox import isolation
@@ -151,23 +153,27 @@ class _Zygote:
             shutil.rmtree(self.ctx.scratch, ignore_errors=True)  # the zygote's own directory
 
     def _handle(self, message: object, fds: list[int]) -> None:
-        op = message[0] if type(message) is tuple and message else None
         try:
-            if op == "spawn" and len(fds) == 3:
-                _, seq, device, limits, isolate = message
-                self._spawn(seq, str(device), dict(limits), bool(isolate), fds)
-            elif op == "reap":
-                _, seq, pid, timeout = message
-                self._reap(seq, int(pid), float(timeout))
-            elif op == "release":
-                pid = int(message[1])
-                if pid in self.workers:
-                    self.workers.discard(pid)
-                    self.released.add(pid)
-                    _kill(pid)
+            if type(message) is tuple and message:
+                self._dispatch(message, fds)
         finally:
             for fd in fds:
                 _close(fd)
+
+    def _dispatch(self, message: tuple[Any, ...], fds: list[int]) -> None:
+        op = message[0]
+        if op == "spawn" and len(fds) == 3:
+            _, seq, device, limits, isolate = message
+            self._spawn(seq, str(device), dict(limits), bool(isolate), fds)
+        elif op == "reap":
+            _, seq, pid, timeout = message
+            self._reap(seq, int(pid), float(timeout))
+        elif op == "release":
+            pid = int(message[1])
+            if pid in self.workers:
+                self.workers.discard(pid)
+                self.released.add(pid)
+                _kill(pid)
 
     # ---------------------------------------------------------------- spares
     def _next_uid(self) -> int:
@@ -422,7 +428,7 @@ def main(control_fd: int, hidden: list[str]) -> None:
         staging = tempfile.mkdtemp(prefix="rnngrade-jail-")
         scratch = tempfile.mkdtemp(prefix="rnngrade-scratch-")
         ctx = isolation.make_context(staging, scratch, hidden)
-    except BaseException as exc:  # noqa: BLE001 - tell the grader why
+    except BaseException as exc:  # tell the grader why, then fail
         send_packet(ctl, ("broken", f"{type(exc).__name__}: {exc}"))
         raise
     send_packet(ctl, ("ready", {"pid": os.getpid(), "privileged": ctx.privileged,
@@ -530,12 +536,12 @@ class ZygoteClient:
         standby = self._standby
         return standby.key if standby is not None else None
 
-    def _request(self, message: tuple, fds: list[int] = (), timeout: float = SPARE_TIMEOUT * 3
+    def _request(self, message: tuple, fds: Sequence[int] = (), timeout: float = SPARE_TIMEOUT * 3
                  ) -> tuple:
         with self._lock:
             return self._await(self._send(message, fds), timeout)
 
-    def _send(self, message: tuple, fds: list[int] = ()) -> int:
+    def _send(self, message: tuple, fds: Sequence[int] = ()) -> int:
         """Send a request (the lock held); its sequence number."""
         self._seq += 1
         try:
