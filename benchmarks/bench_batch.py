@@ -33,7 +33,7 @@ from rnngrade.gradebook.store import GRADED, Gradebook
 from rnngrade.labs import get_lab
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from synthetic import make_class  # noqa: E402 - test data, kept with the tests
+from synthetic import make_class
 
 
 class Probe(ProgressHook):

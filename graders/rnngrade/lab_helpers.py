@@ -48,7 +48,7 @@ def lab_helpers(lab: Lab | str) -> LabHelpers:
         if key not in _BUILT:
             try:
                 registry = with_lab_helpers(source, f"<{lab.name} helpers>")
-            except Exception as exc:  # noqa: BLE001 - any failure of the course's own file
+            except Exception as exc:
                 raise SuiteError(f"{path}: the lab's helpers do not load: "
                                  f"{type(exc).__name__}: {exc}") from exc
             _BUILT[key] = LabHelpers(source, f"<{lab.name} helpers>", registry)

@@ -15,7 +15,7 @@ import fcntl
 import importlib.util
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -215,7 +215,7 @@ def run_batch(sources: list[Path], options: BatchOptions,
     started = time.perf_counter()
     report = BatchReport(lab.name, out, book.path, executor=options.executor)
     run_id = 0
-    outcomes: Iterator | None = None
+    outcomes: Generator | None = None
     try:
         current = book.current(lab.name)
         todo: list[tuple[Entry, str]] = []  # entry, read error ("" if readable)
@@ -292,7 +292,7 @@ def run_batch(sources: list[Path], options: BatchOptions,
 
 
 def _grade_all(todo: list[tuple[Entry, str]], executor: LocalPool | DaskExecutor
-               ) -> Iterator[tuple[Entry, Payload | None, dict]]:
+               ) -> Generator[tuple[Entry, Payload | None, dict], None, None]:
     """Outcomes for every entry: unreadable ones at once, the others from the executor."""
     sent: dict[str, tuple[Entry, Payload]] = {}
     unreadable: list[tuple[Entry, str]] = [(e, error) for e, error in todo if error]

@@ -21,7 +21,7 @@ import socket
 import threading
 import time
 import traceback
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Generator, Hashable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
@@ -203,7 +203,7 @@ class LocalPool:
         self._slots: list[_Slot] = []
         self._failed_starts = 0
 
-    def run(self, tasks: Iterable[Task]) -> Iterator[tuple[str, dict]]:
+    def run(self, tasks: Iterable[Task]) -> Generator[tuple[str, dict], None, None]:
         """Grade ``tasks`` (pulled lazily); yield ``(key, outcome)`` as they finish."""
         pending = iter(tasks)
         exhausted = False
@@ -224,7 +224,7 @@ class LocalPool:
         finally:
             self.close()
 
-    def _wait(self) -> Iterator[tuple[str, dict]]:
+    def _wait(self) -> Generator[tuple[str, dict], None, None]:
         waitables: list[Any] = []
         for slot in self._slots:
             waitables += [slot.conn, slot.process.sentinel]
@@ -316,7 +316,7 @@ class DaskExecutor:
         self.expected_version = expected_version
         self.workers = 0
 
-    def run(self, tasks: Iterable[Task]) -> Iterator[tuple[str, dict]]:
+    def run(self, tasks: Iterable[Task]) -> Generator[tuple[str, dict], None, None]:
         try:
             from distributed import Client, as_completed
         except ImportError as exc:

@@ -158,7 +158,7 @@ def run_chained(student: Any, chain: Chain, args: tuple,
         return run(own)
     except GraderError:
         raise  # trusted code failed: the grader's fault, never retried away
-    except Exception as first:  # noqa: BLE001 - a failure, or a diagnosis choking on one
+    except Exception as first:
         if isinstance(first, StudentError) and first.kind not in _RETRIED:
             raise
         try:

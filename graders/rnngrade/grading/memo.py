@@ -303,7 +303,7 @@ class ExpectationMemo:
         self.misses += 1
         try:
             value = run()
-        except Exception as exc:  # noqa: BLE001 - remembered and re-raised on later hits
+        except Exception as exc:
             self._remember(base, before, False, exc)
             raise
         self._remember(base, before, True, value)

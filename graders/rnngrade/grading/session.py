@@ -85,7 +85,7 @@ class ReusableSession:
         with _streams_kept(), contextlib.redirect_stdout(log):
             try:
                 config = _prepareconfig(args, plugins=plugins)
-            except Exception as exc:  # noqa: BLE001 - a usage error or a broken conftest
+            except Exception as exc:
                 raise SuiteError(f"cannot start {what}: {exc}") from exc
             session = Session.from_config(config)
             session.exitstatus = pytest.ExitCode.OK
@@ -128,7 +128,7 @@ class ReusableSession:
                     # student proxy included) is torn down before the next run.
                     nextitem = items[i + 1] if i + 1 < len(items) else None
                     hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
-        except Exception as exc:  # noqa: BLE001 - the session is unusable now
+        except Exception as exc:
             self.close()
             raise SuiteError(f"{self.what} broke: {exc}") from exc
         finally:
