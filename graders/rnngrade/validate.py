@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rnngrade.authoring.generate import stale_files
 from rnngrade.diagnosis.figures import Figures, mutant_figures
+from rnngrade.diagnosis.mutants import Mutant
 from rnngrade.errors import GraderError
 from rnngrade.formatting import format_magnitude
 from rnngrade.grading.engine import grade, shared_grader
@@ -123,13 +124,7 @@ def validate_lab(lab: Lab, *, device: str = "auto", inprocess: bool = True) -> L
                                                                   Outcome.SKIPPED)]
         report.problems.append(f"the reference scores {ref.score:g}/{ref.max_score:g} "
                                f"(failing: {failing})")
-    report.margins = margin_rows(ref)
-    for margin_row in report.margins:
-        if margin_row.margin < REQUIRED_MARGIN:
-            report.problems.append(f"check {margin_row.check!r}: tolerance "
-                                   f"{margin_row.tolerance} has only a "
-                                   f"{margin_row.margin:.1f}x margin over the reference's own "
-                                   "error")
+    _check_margins(report, ref)
     stub_source = lab.stub_path().read_text(encoding="utf-8")
     report.stub = _grade_source(stub_source, lab, "stub", device=device, inprocess=inprocess)
     if report.stub.status == Status.GRADER_ERROR:
@@ -138,7 +133,25 @@ def validate_lab(lab: Lab, *, device: str = "auto", inprocess: bool = True) -> L
         passing = [t.name for t in report.stub.tests if t.score > 0]
         report.problems.append(f"the untouched stub scores {report.stub.score:g} "
                                f"(passing: {passing})")
-    mutants = assets.mutant_table
+    _grade_mutants(report, lab, assets.mutant_table, reference_source, device, inprocess)
+    _check_distinguishable(report, assets.indistinguishable)
+    return report
+
+
+def _check_margins(report: LabReport, ref: GradeResult) -> None:
+    """Every tolerance must sit well above the reference's own error."""
+    report.margins = margin_rows(ref)
+    for margin_row in report.margins:
+        if margin_row.margin < REQUIRED_MARGIN:
+            report.problems.append(f"check {margin_row.check!r}: tolerance "
+                                   f"{margin_row.tolerance} has only a "
+                                   f"{margin_row.margin:.1f}x margin over the reference's own "
+                                   "error")
+
+
+def _grade_mutants(report: LabReport, lab: Lab, mutants: list[Mutant], reference_source: str,
+                   device: str, inprocess: bool) -> None:
+    """Grade every mutant: each must lose points and be diagnosed by name."""
     names = {m.name for m in mutants}
     for mutant in mutants:
         result = _grade_source(mutant.apply(reference_source), lab, mutant.name, device=device,
@@ -159,7 +172,10 @@ def validate_lab(lab: Lab, *, device: str = "auto", inprocess: bool = True) -> L
         elif not row.named:
             report.problems.append(f"mutant {mutant.name!r} is caught but not diagnosed by name "
                                    f"(diagnoses: {row.diagnosed or 'none'})")
-    allowed = assets.indistinguishable
+
+
+def _check_distinguishable(report: LabReport, allowed: dict[frozenset[str], str]) -> None:
+    """Two mutants with the same outcomes and diagnoses everywhere need a separating case."""
     by_signature: dict[tuple, list[MutantRow]] = defaultdict(list)
     for row in report.mutants:
         by_signature[(row.signature, tuple(sorted(row.diagnosed)))].append(row)
@@ -170,7 +186,6 @@ def validate_lab(lab: Lab, *, device: str = "auto", inprocess: bool = True) -> L
                 report.problems.append(
                     f"mutants {sorted(pair)} are indistinguishable on every test; add a case that "
                     "separates them or explain why in INDISTINGUISHABLE in mutants.py")
-    return report
 
 
 def format_report(report: LabReport) -> str:
