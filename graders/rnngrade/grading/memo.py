@@ -46,7 +46,10 @@ class Undigestable(Exception):
 
 
 def _feed(h: Any, obj: Any, depth: int = 0) -> None:
-    """Feed a canonical, type-tagged encoding of ``obj`` into the hash ``h``."""
+    """Feed a canonical, type-tagged encoding of ``obj`` into the hash ``h``.
+
+    Plain builtins and containers (the common case) are encoded here; the other families are
+    tried in a fixed order, each helper saying whether ``obj`` was one of its kinds."""
     if depth > _MAX_DEPTH:
         raise Undigestable("too deep")
     kind = type(obj)
@@ -69,7 +72,15 @@ def _feed(h: Any, obj: Any, depth: int = 0) -> None:
         for key, value in obj.items():  # insertion order matters to iterating code
             _feed(h, key, depth + 1)
             _feed(h, value, depth + 1)
-    elif kind is np.ndarray:
+    elif not (_feed_array(h, obj, kind) or _feed_callable(h, obj, kind, depth)
+              or _feed_object(h, obj, depth)):
+        raise Undigestable(f"cannot digest a {kind.__qualname__}")
+
+
+def _feed_array(h: Any, obj: Any, kind: type) -> bool:
+    """NumPy arrays, scalars and dtypes, and torch tensors, dtypes and devices; False for
+    anything else."""
+    if kind is np.ndarray:
         if obj.dtype.hasobject:
             raise Undigestable("object array")
         h.update(f"{obj.dtype.str}|{obj.dtype.descr}|{obj.shape}|{obj.strides}".encode())
@@ -82,7 +93,15 @@ def _feed(h: Any, obj: Any, depth: int = 0) -> None:
         h.update(obj.str.encode() + str(obj.descr).encode())
     elif _is_torch(obj):
         _feed_torch(h, obj)
-    elif kind is types.FunctionType:
+    else:
+        return False
+    return True
+
+
+def _feed_callable(h: Any, obj: Any, kind: type, depth: int) -> bool:
+    """Functions, code, partials, builtins, ufuncs, classes and modules; False for anything
+    else."""
+    if kind is types.FunctionType:
         _feed_function(h, obj, depth)
     elif kind is types.CodeType:
         _feed_code(h, obj, depth)
@@ -93,14 +112,22 @@ def _feed(h: Any, obj: Any, depth: int = 0) -> None:
                  .encode())
     elif kind is types.ModuleType:
         h.update(obj.__name__.encode())
-    elif isinstance(obj, enum.Enum):
+    else:
+        return False
+    return True
+
+
+def _feed_object(h: Any, obj: Any, depth: int) -> bool:
+    """Enum members and dataclass instances (field by field); False for anything else."""
+    if isinstance(obj, enum.Enum):
         h.update(repr(obj).encode())
     elif dataclasses.is_dataclass(obj):
         for f in dataclasses.fields(obj):
             _feed(h, f.name, depth + 1)
             _feed(h, getattr(obj, f.name), depth + 1)
     else:
-        raise Undigestable(f"cannot digest a {kind.__qualname__}")
+        return False
+    return True
 
 
 def _is_torch(obj: Any) -> bool:

@@ -164,12 +164,17 @@ def read_file(path: Path, max_bytes: int) -> bytes:
     return data
 
 
+_Frame = tuple[int, str, list[str]]  # (folder fd, its relative prefix, names left)
+
+
 def _walk(top_fd: int, label: str, want: Callable[[str], bool], limits: TreeLimits) -> Tree:
+    """The files under the open folder ``top_fd`` (closed on the way out, as is every folder
+    opened below it), depth first in sorted order."""
     tree = Tree()
     budget = limits.bytes
     listed = 0
-    # (folder fd, its relative prefix, names left); every fd on it is closed on the way out
-    stack: list[tuple[int, str, list[str]]] = [(top_fd, "", [])]
+    # every fd on the stack is closed on the way out
+    stack: list[_Frame] = [(top_fd, "", [])]
     try:
         stack[0] = (top_fd, "", _names(top_fd, label, label, limits.entries))
         listed += len(stack[-1][2])
@@ -183,57 +188,80 @@ def _walk(top_fd: int, label: str, want: Callable[[str], bool], limits: TreeLimi
             if ignored(name):
                 continue
             rel = prefix + name
-            if len(os.fsencode(name)) > limits.name_bytes or \
-                    len(os.fsencode(rel)) > limits.path_bytes:
-                raise TreeError(f"{label}: a path is longer than {limits.path_bytes} bytes "
-                                f"({shown(rel)})")
-            try:
-                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            except OSError as exc:
-                raise TreeError(f"{label}: {_open_error(rel, exc)}") from None
+            info = _stat_entry(fd, name, rel, label, limits)
             if stat.S_ISDIR(info.st_mode):
-                if len(stack) > limits.depth:
-                    raise TreeError(f"{label}: folders are nested more than {limits.depth} "
-                                    f"deep ({shown(rel)})")
-                try:
-                    child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                except OSError as exc:
-                    raise TreeError(f"{label}: {_open_error(rel, exc, (name, fd))}") from None
-                stack.append((child, rel + "/", []))
-                if _same(os.fstat(child), info) is False:
-                    raise TreeError(f"{label}: {shown(rel)} changed while it was read")
-                children = _names(child, label, rel, limits.entries - listed)
-                listed += len(children)
-                stack[-1] = (child, rel + "/", children)
-                continue
-            if not stat.S_ISREG(info.st_mode):
-                tree.skip(rel, kind_of(info.st_mode))
-                continue
-            if info.st_nlink > 1:
-                tree.skip(rel, HARD_LINK)
-                continue
-            if len(tree.listed) >= limits.files:
-                raise TreeError(f"{label} holds more than {limits.files} files")
-            tree.listed.append(rel)
-            if not want(rel):
-                continue
-            if limits.file_bytes is not None and info.st_size > limits.file_bytes:
-                tree.oversize[rel] = info.st_size
-                continue
-            data = _read_at(fd, name, rel, info, tree, min(budget, limits.file_bytes or budget))
-            if data is None:
-                continue
-            if limits.file_bytes is not None and len(data) > limits.file_bytes:
-                tree.oversize[rel] = len(data)
-                continue
-            if len(data) > budget:
-                raise TreeError(f"{label} holds more than {_size(limits.bytes)} to read")
-            budget -= len(data)
-            tree.files[rel] = data
+                listed += _enter(stack, fd, name, rel, info, label, limits, listed)
+            else:
+                budget -= _take_file(tree, fd, name, rel, info, label, want, limits, budget)
     finally:
         for fd, _, _ in stack:
             os.close(fd)
     return tree.finish()
+
+
+def _stat_entry(fd: int, name: str, rel: str, label: str,
+                limits: TreeLimits) -> os.stat_result:
+    """The ``lstat`` of ``name`` in the folder ``fd``, once its name and path are checked
+    against the limits; TreeError otherwise."""
+    if len(os.fsencode(name)) > limits.name_bytes or \
+            len(os.fsencode(rel)) > limits.path_bytes:
+        raise TreeError(f"{label}: a path is longer than {limits.path_bytes} bytes "
+                        f"({shown(rel)})")
+    try:
+        return os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except OSError as exc:
+        raise TreeError(f"{label}: {_open_error(rel, exc)}") from None
+
+
+def _enter(stack: list[_Frame], fd: int, name: str, rel: str, info: os.stat_result,
+           label: str, limits: TreeLimits, listed: int) -> int:
+    """Open the folder ``name`` in ``fd`` (listed as ``info``) and push it, with its names, on
+    ``stack`` (pushed before it is checked, so it is closed on the way out); the number of
+    names listed. TreeError when too deep, unopenable, swapped or over the entries left."""
+    if len(stack) > limits.depth:
+        raise TreeError(f"{label}: folders are nested more than {limits.depth} "
+                        f"deep ({shown(rel)})")
+    try:
+        child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+    except OSError as exc:
+        raise TreeError(f"{label}: {_open_error(rel, exc, (name, fd))}") from None
+    stack.append((child, rel + "/", []))
+    if _same(os.fstat(child), info) is False:
+        raise TreeError(f"{label}: {shown(rel)} changed while it was read")
+    children = _names(child, label, rel, limits.entries - listed)
+    stack[-1] = (child, rel + "/", children)
+    return len(children)
+
+
+def _take_file(tree: Tree, fd: int, name: str, rel: str, info: os.stat_result, label: str,
+               want: Callable[[str], bool], limits: TreeLimits, budget: int) -> int:
+    """List the entry ``name`` in ``fd`` (``info``) on ``tree`` and read it when wanted; the
+    bytes kept, to take from ``budget``. Non-regular files and hard links are skipped with a
+    note; TreeError past the file count or the byte budget."""
+    if not stat.S_ISREG(info.st_mode):
+        tree.skip(rel, kind_of(info.st_mode))
+        return 0
+    if info.st_nlink > 1:
+        tree.skip(rel, HARD_LINK)
+        return 0
+    if len(tree.listed) >= limits.files:
+        raise TreeError(f"{label} holds more than {limits.files} files")
+    tree.listed.append(rel)
+    if not want(rel):
+        return 0
+    if limits.file_bytes is not None and info.st_size > limits.file_bytes:
+        tree.oversize[rel] = info.st_size
+        return 0
+    data = _read_at(fd, name, rel, info, tree, min(budget, limits.file_bytes or budget))
+    if data is None:
+        return 0
+    if limits.file_bytes is not None and len(data) > limits.file_bytes:
+        tree.oversize[rel] = len(data)
+        return 0
+    if len(data) > budget:
+        raise TreeError(f"{label} holds more than {_size(limits.bytes)} to read")
+    tree.files[rel] = data
+    return len(data)
 
 
 def _read_at(dir_fd: int, name: str, rel: str, info: os.stat_result, tree: Tree,
