@@ -175,7 +175,7 @@ def test_rnn_backward_gradient_check(student, rng):
 
 @pytest.mark.points(2)
 def test_clip(student, vectors):
-    for case_name in ("clip_classic_keys", "clip_float32"):  # SPEC: the classic keys only
+    for case_name in ("clip_classic_keys", "clip_float32"):  # the lab2 README: the classic keys only
         case = vectors.case(case_name)
         got = student.clip(*case.args)
         assert_outputs(got, case.outputs, f"clip ({case_name})", inputs=case.args)

@@ -10,7 +10,7 @@ import numpy as np
 _rng = np.random.default_rng(6006)
 
 CASES: dict[str, tuple] = {
-    # the example of SPEC.md: logits (2, 1, 0) at temperatures 0.5 and 2
+    # the lab6 README's example: logits (2, 1, 0) at temperatures 0.5 and 2
     "softmax_spec_cold": ("softmax_with_temperature", (np.array([2.0, 1.0, 0.0]), 0.5)),
     "softmax_spec_hot": ("softmax_with_temperature", (np.array([2.0, 1.0, 0.0]), 2.0)),
     # a batch of rows in float32: the softmax runs over the last axis and keeps the dtype

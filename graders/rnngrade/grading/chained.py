@@ -1,5 +1,5 @@
 """Grading a function that consumes another lab function's output, without charging it for the
-other function's mistakes (SPEC, lab2: "a test of one function never loses points for a mistake
+other function's mistakes (the lab2 README: "a test of one function never loses points for a mistake
 in another").
 
 A backward pass reads the cache of a forward pass. When the student's own forward pass can feed
@@ -183,7 +183,7 @@ def expect_gradient_check(check: Any, reference: Any, name: str, backward: Calla
 
     Up to ``count`` entries per key are sampled where the reference's gradient is not
     (structurally or nearly) zero, the same entries for every module. The probe returns, per key,
-    ``1 + relative error`` (SPEC's |a − n| / max(|a|, |n|, 1e-12)) at the sampled entries and 1
+    ``1 + relative error`` (the labs' |a − n| / max(|a|, |n|, 1e-12)) at the sampled entries and 1
     elsewhere, expected to be 1; a gradient of the wrong shape is returned as it is, so the check
     reports it. Running the same probe on a mutant reproduces the mutant's own inconsistency, so
     the diagnosis names the mistake, whether it sits in the backward or the forward pass.

@@ -59,7 +59,7 @@ def _signature_note(node: ast.FunctionDef | ast.AsyncFunctionDef, names: tuple[s
     shown = ", ".join(positional + ([f"*{args.vararg.arg}"] if args.vararg else [])
                       + [a.arg for a in args.kwonlyargs])
     return (f"`{node.name}` takes ({shown}); the lab calls it as "
-            f"{node.name}({', '.join(names[:required])}), as SPEC and the stub define it")
+            f"{node.name}({', '.join(names[:required])}), as the lab README and the stub define it")
 
 
 @cache

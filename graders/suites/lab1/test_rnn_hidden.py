@@ -1,4 +1,4 @@
-"""Hidden suite for lab1: the RNN forward pass (SPEC.md, lab1)."""
+"""Hidden suite for lab1: the RNN forward pass (contract: assignments/lab1/README.md)."""
 
 import numpy as np
 import pytest
@@ -53,7 +53,7 @@ def test_softmax_extreme_logits(check, rng, scale):
 
 
 def test_softmax_extreme_logits_per_column(check, rng):
-    """SPEC: stable per column. Columns around +1000, -1000 and 0 in one batch: one maximum for
+    """Stable per column. Columns around +1000, -1000 and 0 in one batch: one maximum for
     the whole batch leaves exp(-2000) = 0 in the low column, and 0/0 = NaN."""
     x = rng.standard_normal((5, 3))
     x[:, 0] += 1000.0

@@ -1,6 +1,6 @@
-"""Hidden suite for lab 2: backpropagation through time (SPEC.md, lab2). NumPy only.
+"""Hidden suite for lab 2: backpropagation through time (assignments/lab2/README.md). NumPy only.
 
-Caches come from the submission's own forward functions (SPEC: a cache's layout is the
+Caches come from the submission's own forward functions (the lab README: a cache's layout is the
 submission's business), unless those cannot feed the backward pass: then a classic-layout cache
 from the reference does (``grading/chained.py``), so a backward pass never pays for a forward
 pass's mistake. Gradient checks compare the backward pass with central differences of the forward
@@ -17,11 +17,11 @@ from rnngrade.checks.tolerance import EXACT, Tolerance
 from rnngrade.grading.chained import Chain, expect_chained, expect_gradient_check
 from rnngrade.runner.base import ArgRef, FunctionRef
 
-# Gradient checks compare 1 + SPEC's relative error |a − n| / max(|a|, |n|, 1e-12) with 1.
+# Gradient checks compare 1 + the relative error |a − n| / max(|a|, |n|, 1e-12) with 1.
 # Central differences with ε = 1e-5 in float64 are accurate to ~1e-10 absolute (truncation
 # ε²·f‴/6, rounding 1e-16·|L|/ε), and the checked entries are at least 1e-2 of the largest
-# gradient, so a correct backward pass lands at 1e-6 or better (the reference: ~1e-9); SPEC calls
-# anything above 1e-4 a bug, and real mistakes land above 1e-2.
+# gradient, so a correct backward pass lands at 1e-6 or better (the reference: ~1e-9); the
+# README calls anything above 1e-4 a bug, and real mistakes land above 1e-2.
 GRADIENT_CHECK = Tolerance(0.0, 1e-5, "relative error against central differences (ε = 1e-5, "
                            "float64) must stay below 1e-5; a correct gradient gives ~1e-8")
 # numerical_gradient against the exact derivative: the central difference is off by
@@ -184,7 +184,7 @@ def random_gradients(rng: np.random.Generator, keys: tuple[str, ...], scale: flo
 CLASSIC_KEYS = ("dWaa", "dWax", "dWya", "db", "dby")
 
 
-# SPEC: clip is graded on the classic keys only (the classic template indexes exactly these five).
+# The README: clip is graded on the classic keys only (the classic template indexes these five).
 @pytest.mark.parametrize("scale, max_value", [
     pytest.param(5.0, 3.0, id="classic-keys"),
     pytest.param(8.0, 0.5, id="small-bound"),
@@ -192,7 +192,7 @@ CLASSIC_KEYS = ("dWaa", "dWax", "dWya", "db", "dby")
 ])
 def test_clip_elementwise(check, rng, scale, max_value):
     grads = random_gradients(rng, CLASSIC_KEYS, scale)
-    # In-place clipping is allowed (SPEC): only the returned dict is judged.
+    # In-place clipping is allowed (lab2 README): only the returned dict is judged.
     check.expect(f"clip(gradients, {max_value})", lambda m, g, v: m.clip(g, v),
                  (grads, max_value), may_modify=True)
 

@@ -1,4 +1,4 @@
-"""Hidden suite for lab 3: the LSTM (SPEC.md, lab3).
+"""Hidden suite for lab 3: the LSTM (contract: assignments/lab3/README.md).
 
 NumPy part: forward and backward against the reference, backward also against central differences
 of the forward pass that fed it: the submission's own, unless it cannot feed the backward pass,
@@ -27,11 +27,11 @@ from rnngrade.grading.chained import Chain, expect_chained, expect_gradient_chec
 
 GATES = ("f", "i", "c", "o")
 
-# Gradient checks compare 1 + SPEC's relative error |a − n| / max(|a|, |n|, 1e-12) with 1.
+# Gradient checks compare 1 + the relative error |a − n| / max(|a|, |n|, 1e-12) with 1.
 # Central differences with ε = 1e-5 in float64 are accurate to ~1e-10 absolute (truncation
 # ε²·f‴/6, rounding 1e-16·|L|/ε), and the checked entries are at least 1e-2 of the largest
-# gradient, so a correct backward pass lands at 1e-6 or better (the reference: ~1e-9); SPEC calls
-# anything above 1e-4 a bug, and real mistakes land above 1e-2.
+# gradient, so a correct backward pass lands at 1e-6 or better (the reference: ~1e-9); the
+# README calls anything above 1e-4 a bug, and real mistakes land above 1e-2.
 GRADIENT_CHECK = Tolerance(0.0, 1e-5, "relative error against central differences (ε = 1e-5, "
                            "float64) must stay below 1e-5; a correct gradient gives ~1e-8")
 # float32 on CUDA with TF32 off, against cuDNN's float32 LSTM: both sides round at 6e-8 per

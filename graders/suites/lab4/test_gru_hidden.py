@@ -1,4 +1,4 @@
-"""Hidden suite for lab4: the GRU and masking (SPEC.md, lab4).
+"""Hidden suite for lab4: the GRU and masking (contract: assignments/lab4/README.md).
 
 Classic NumPy step against the reference (computed one precision up) and against central
 differences of the student's own forward; the PyTorch cell and layer against ``nn.GRUCell`` and
@@ -49,7 +49,7 @@ LAYER_CASES = [  # (B, T, d, H, lengths): None = every sequence has all T steps
     pytest.param(1, 1, 3, 4, (1,), id="B1-T1"),
 ]
 
-# The gradient check compares SPEC's relative error |a − n| / max(|a|, |n|, 1e-12) between the
+# The gradient check compares the relative error |a − n| / max(|a|, |n|, 1e-12) between the
 # analytic gradient a and central differences n (float64, ε = 1e-5) with 0: truncation
 # ε²·f'''/6 ≈ 1e-11 and rounding 1e-16·|L|/ε ≈ 1e-11 put a correct gradient at 1e-6…1e-10, every
 # real bug lands above 1e-4; 1e-5 sits between them.
@@ -114,7 +114,7 @@ backward_of_reference = CELL.classic()  # ... on the cache of the reference's fo
 
 
 def gradient_check(m, xt, a_prev, p, da_next, indices, fed_by_reference=False):
-    """SPEC's relative error between a module's gru_cell_backward (on the cache of its own
+    """the relative error between a module's gru_cell_backward (on the cache of its own
     forward, or of the reference's) and central differences of that forward, at the sampled
     entries of each gradient (0 elsewhere). Run on a mutant it gives that mistake's errors, so a
     student whose backward disagrees with their forward in the same way is diagnosed by name."""

@@ -1,4 +1,4 @@
-"""Hidden suite for lab5: attention (SPEC.md, lab5).
+"""Hidden suite for lab5: attention (contract: assignments/lab5/README.md).
 
 Every function against the reference on random sizes and masks (fully masked rows included: no
 NaN anywhere, exact zeros on masked positions, rows summing to 1 otherwise);

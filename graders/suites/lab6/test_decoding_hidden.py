@@ -1,4 +1,4 @@
-"""Hidden suite for lab6: decoding (SPEC.md, lab6).
+"""Hidden suite for lab6: decoding (contract: assignments/lab6/README.md).
 
 The decoders take a model (``step_fn``) and sampling takes a ``numpy.random.Generator``; neither is
 plain data, so a test names a model factory of this lab's ``helpers.py`` with a
@@ -72,7 +72,7 @@ LENGTHS = table({"": [0.30, 0.35, 0.25, 0.10],
                 [0.3, 0.3, 0.1, 0.3])
 
 # V = 3, EOS = 1, BOS = 3, exact ties everywhere: every probability is 1/4 or 1/2, the same values
-# on every row, so equal scores are bit-for-bit equal and SPEC's flattened order decides.
+# on every row, so equal scores are bit-for-bit equal and the lab README's flattened order decides.
 TIES = table({"": [0.5, 0.0, 0.5], "0": [0.25, 0.5, 0.25], "2": [0.25, 0.25, 0.5]},
              [0.25, 0.25, 0.5])
 
@@ -84,7 +84,7 @@ SAMPLING = table({"": [0.45, 0.3, 0.15, 0.1]}, [0.25, 0.25, 0.25, 0.25])
 
 RNN_MODEL, RNN_H0 = torch_rnn(61, vocab=5, hidden=6, bos=5)
 
-# (step_fn, state, bos, eos): models with every kind of state and output SPEC allows
+# (step_fn, state, bos, eos): models with every kind of state and output the lab README allows
 MODELS = {
     "table_eos_early": (GREEDY_MISSES, (), 4, 3),
     "finishes_early": (FINISHES_EARLY, (), 3, 0),

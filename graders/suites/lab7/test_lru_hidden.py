@@ -1,4 +1,4 @@
-"""Hidden suite for lab7: the linear recurrent unit (SPEC.md, lab7).
+"""Hidden suite for lab7: the linear recurrent unit (contract: assignments/lab7/README.md).
 
 init_lru takes a torch.Generator, which is not plain data: its tests call the worker helper
 ``init_lru_seeded``, which builds the generator from a seed beside the student's code, and judge
@@ -46,8 +46,8 @@ KS_DISTANCE = Tolerance(0.1, 0.0, "KS distance of 100,000 draws: ≤ 0.0085 for 
 # The mean over the standard deviation has sd 1 / sqrt(n) ≤ 0.004: the same bound holds.
 VARIANCE_RATIO = Tolerance(0.25, 0.0, "sample variance of ≥ 60,000 draws: sd ≤ 0.6%")
 # float64 forms against an independent evaluation in extended precision (NumPy clongdouble):
-# rounding of ~100 operations on O(1) numbers, ~1e-15; SPEC promises agreement to ~1e-12.
-FLOAT64_FORMS = Tolerance(1e-12, 1e-10, "float64: a correct form is within ~1e-15 (SPEC: ~1e-12)")
+# rounding of ~100 operations on O(1) numbers, ~1e-15; the lab README promises agreement to ~1e-12.
+FLOAT64_FORMS = Tolerance(1e-12, 1e-10, "float64: a correct form is within ~1e-15 (README: ~1e-12)")
 # CUDA, float32 with TF32 off: the same arithmetic as the CPU float32 cases (elementwise complex
 # products, cuFFT, matmuls in full float32), whose reference error is ~1e-6 at T ≤ 33.
 CUDA_FLOAT32 = FLOAT32
@@ -418,5 +418,6 @@ def test_linear_scan_has_no_loop_over_time(student):
             label = "torch calls" if what == "torch_calls" else "lines of your file run"
             raise CheckFailure(
                 f"linear_scan: {short} {label} at T = 256 but {long} at T = 4,096: the work grows "
-                "with T, so something loops over time in Python. SPEC asks for ⌈log₂ T⌉ parallel "
-                "rounds, each a few operations on whole tensors (slices along dim 1, torch.cat).")
+                "with T, so something loops over time in Python. The lab asks for ⌈log₂ T⌉ "
+                "parallel rounds, each a few operations on whole tensors (slices along dim 1, "
+                "torch.cat).")
