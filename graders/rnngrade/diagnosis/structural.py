@@ -49,7 +49,10 @@ def explain_unmatched(got: Any, want: Any, failing: list[str], tol: Tolerance, n
 
     run_reference(args): the reference's result of the same check on other arguments (memoised
     by the caller), for the fresh-start probe."""
-    leaves_got, leaves_want = float_leaves(got, name, names), float_leaves(want, name, names)
+    leaves_want = float_leaves(want, name, names)
+    # only the student's leaves that can be compared: a leaf of another shape locates nothing,
+    # and converting it could cost as much memory as the student chose to return
+    leaves_got = float_leaves(got, name, names, {k: v.shape for k, v in leaves_want.items()})
     located = localise_check(leaves_got, leaves_want, failing, tol.atol, tol.rtol, time_axis,
                              fresh_start(args, time_axis, run_reference,
                                          lambda out: float_leaves(out, name, names)),
@@ -61,10 +64,15 @@ def explain_unmatched(got: Any, want: Any, failing: list[str], tol: Tolerance, n
                                            tol.rtol, time_axis, leaf)]
 
 
-def float_leaves(value: Any, name: str, names: tuple[str, ...] | None) -> dict[str, np.ndarray]:
-    """The numeric leaves of a result by name, as float (or complex) arrays."""
+def float_leaves(value: Any, name: str, names: tuple[str, ...] | None,
+                 shapes: dict[str, tuple[int, ...]] | None = None) -> dict[str, np.ndarray]:
+    """The numeric leaves of a result by name, as float (or complex) arrays; with ``shapes``,
+    only the leaves named there that have that shape (checked before any conversion)."""
     leaves = {}
     for label, leaf in flatten(value, name, names):
+        if shapes is not None and (label not in shapes
+                                   or tuple(getattr(leaf, "shape", ())) != shapes[label]):
+            continue
         array = to_numpy(leaf)
         if array is not None and array.dtype.kind in "biufc":
             leaves[label] = array.astype(np.complex128 if array.dtype.kind == "c"
