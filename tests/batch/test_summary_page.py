@@ -14,8 +14,10 @@ import pytest
 from rnngrade.gradebook.export import write_exports
 from rnngrade.gradebook.store import GRADED, LOAD_ERROR, Gradebook, Recorded
 from rnngrade.grading.engine import grade
+from rnngrade.grading.rubric import load_rubric
+from rnngrade.labs import get_lab
 
-from ..synthetic import make_class
+from ..synthetic import make_class, sources
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which(
     "google-chrome")
@@ -58,7 +60,10 @@ def png_stats(path: Path) -> tuple[int, int, float]:
 def summary(tmp_path_factory) -> Path:
     """A gradebook of a small class (correct, mutants, stub, bad entries) and its exports."""
     tmp = tmp_path_factory.mktemp("summary")
-    samples = make_class(tmp / "class", "lab1", 16, bad=True)
+    # one whole rotation (correct, every known mistake, the stub) and then the three bad entries
+    rotation = len(sources(get_lab("lab1")))
+    samples = make_class(tmp / "class", "lab1", rotation + 3, bad=True)
+    assert {s.kind for s in samples} >= {"bad:empty", "bad:corrupt_zip", "bad:text"}
     book = Gradebook(tmp / "out" / "gradebook.sqlite")
     run = book.start_run("lab1", "test", "cpu", "inprocess", "local", 1, "class")
     for sample in samples:
@@ -77,14 +82,15 @@ def test_summary_renders_with_title_text_and_chart(summary, tmp_path):
     probe = tmp_path / "probe.html"
     probe.write_text(summary.read_text().replace("</body>", PROBE + "</body>"))
     dom = chromium("--dump-dom", probe.as_uri()).stdout.decode()
-    assert "<title>lab1 batch summary — 16 students</title>" in dom
+    assert re.search(r"<title>lab1 batch summary — \d+ students</title>", dom)
     for text in ("Score distribution", "Most frequent mistakes", "Pass rate per test",
                  "Errors and timeouts", "Slowest submissions", "could not be loaded"):
         assert text in dom
     found = re.search(r'data-probe="chart:(\d+)x(\d+) bars:(\d+) rows:(\d+)"', dom)
     assert found, "the page's script did not run"
     width, height, bars, rows = map(int, found.groups())
-    assert width > 300 and height > 100 and bars >= 3 and rows == 12
+    tests = len(load_rubric(get_lab("lab1").suite_dir() / "rubric.yaml").entries)
+    assert width > 300 and height > 100 and bars >= 3 and rows == tests
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed")
