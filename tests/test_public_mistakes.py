@@ -17,7 +17,9 @@ from rnngrade.labs import get_lab
 TOL = Tolerance(1e-10, 1e-8, "float64")
 
 
-@pytest.mark.parametrize("lab_name", ["lab1", "lab2", "lab3"])
+# lab3's fingerprints take about 15 s to replay: with the slow tests.
+@pytest.mark.parametrize("lab_name", ["lab1", "lab2",
+                                      pytest.param("lab3", marks=pytest.mark.slow)])
 def test_every_fingerprint_names_its_own_mistake_and_the_reference_none(lab_name):
     lab = get_lab(lab_name)
     vectors_path = lab.public_fixture_path()
