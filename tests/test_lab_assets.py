@@ -12,6 +12,7 @@ from rnngrade.errors import MutantError, SuiteError
 from rnngrade.grading.engine import grade, grade_isolated
 from rnngrade.grading.lab_assets import lab_digest, load_lab_assets
 from rnngrade.paths import course_root
+from rnngrade.results.model import Status
 
 from .course_env import course_at, edit
 
@@ -71,3 +72,42 @@ def test_nothing_derived_from_course_files_is_cached_at_module_level():
     offenders += [str(p) for p in (course_root() / "graders" / "suites").rglob("conftest.py")
                   if pattern.search(p.read_text())]
     assert offenders == []
+
+
+def test_helpers_and_reference_facts_come_from_the_same_snapshot(course_copy):
+    """The lab's helpers and the reference facts the notes use are rebuilt with the digest."""
+    with course_at(course_copy):
+        lab6 = load_lab_assets("lab6")
+        assert "def table_lm" in lab6.helpers.source
+        assert "table_lm" in lab6.helpers.registry.functions
+        helpers = course_copy / "graders/suites/lab6/helpers.py"
+        helpers.write_text(helpers.read_text() + "\n\n@function\ndef constant_lm(value):\n"
+                           "    return lambda *args: value\n")
+        edited = load_lab_assets("lab6")
+        assert edited.digest != lab6.digest
+        assert "constant_lm" in edited.helpers.registry.functions
+        assert "constant_lm" not in lab6.helpers.registry.functions
+
+        lab1 = load_lab_assets("lab1")
+        assert lab1.facts.signatures["rnn_cell_forward"] == (("xt", "a_prev", "parameters"), 3)
+        edit(course_copy / "solutions/lab1/rnn.py", "def rnn_cell_forward(xt, a_prev, parameters):",
+             "def rnn_cell_forward(xt, a_prev, parameters, scale=1.0):")
+        assert load_lab_assets("lab1").facts.signatures["rnn_cell_forward"] == (
+            ("xt", "a_prev", "parameters", "scale"), 3)
+
+
+def test_an_edited_reference_signature_changes_the_next_grades_notes(course_copy, tmp_path):
+    """Source notes compare with the reference as it is now, not as first read."""
+    signature = "def rnn_cell_forward(xt, a_prev, parameters):"
+    student = tmp_path / "rnn.py"
+    student.write_text((course_copy / REFERENCE / "rnn.py").read_text().replace(
+        signature, "def rnn_cell_forward(xt, a_prev):"))
+    note = "`rnn_cell_forward` takes (xt, a_prev); the lab calls it as"
+    with course_at(course_copy):
+        before = grade(student, "lab1", device="cpu", inprocess=True)
+        edit(course_copy / "solutions/lab1/rnn.py", signature,
+             "def rnn_cell_forward(xt, a_prev, parameters=None):")
+        after = grade(student, "lab1", device="cpu", inprocess=True)
+    assert before.status == after.status == Status.GRADED
+    assert any(note in n for n in before.notes)
+    assert not any(note in n for n in after.notes)

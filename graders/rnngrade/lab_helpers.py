@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rnngrade.errors import SuiteError
 from rnngrade.labs import Lab, get_lab
@@ -43,6 +44,11 @@ def lab_helpers(lab: Lab | str) -> LabHelpers:
         source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError(f"{path}: cannot read it ({exc})") from None
+    return helpers_from_source(lab, path, source)
+
+
+def helpers_from_source(lab: Lab, path: Path, source: str) -> LabHelpers:
+    """The helpers of ``lab`` whose ``helpers.py`` (at ``path``) reads ``source``."""
     key = (str(path), hashlib.sha256(source.encode()).hexdigest())
     with _LOCK:
         if key not in _BUILT:

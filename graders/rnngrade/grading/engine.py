@@ -72,8 +72,10 @@ def suite_args(lab: Lab) -> list[str]:
 
 
 def make_runner(loaded: LoadedSubmission, device: str, inprocess: bool,
-                lab: Lab | None = None) -> StudentRunner:
-    helpers = lab_helpers(lab) if lab is not None else LabHelpers("", "")
+                lab: Lab | None = None, helpers: LabHelpers | None = None) -> StudentRunner:
+    """A runner of ``loaded`` (``helpers``: the lab's, default read from its files now)."""
+    if helpers is None:
+        helpers = lab_helpers(lab) if lab is not None else LabHelpers("", "")
     if inprocess:
         return InProcessRunner.from_source(loaded.source, loaded.filename,
                                            helpers=helpers.registry)
@@ -99,15 +101,17 @@ class _Run:
     missing: list[str]
 
 
-def _run_submission(loaded: LoadedSubmission, lab: Lab, device: str, inprocess: bool,
+def _run_submission(loaded: LoadedSubmission, assets: LabAssets, device: str, inprocess: bool,
                     budget: Budget, collect: Callable[[ModuleProxy], OutcomeCollector]) -> _Run:
-    parse_notes = _parse_notes(loaded.source)
-    runner = make_runner(loaded, device, inprocess, lab)
+    lab = assets.lab
+    salvaged, parse_notes = _salvaged(loaded.source)
+    runner = make_runner(loaded, device, inprocess, lab, assets.helpers)
     limits = getattr(runner, "limits", None) or lab.limits
     try:
         collector = collect(ModuleProxy(BudgetedRunner(runner, budget, limits.call_seconds)))
-        notes = (list(loaded.notes) + parse_notes + source_notes(loaded.source, lab)
-                 + list(collector.notes))
+        own_notes = [] if salvaged is None else source_notes(loaded.source, lab, assets.facts,
+                                                             salvaged=salvaged)
+        notes = list(loaded.notes) + parse_notes + own_notes + list(collector.notes)
         # the worker's notes were written after student code ran: quoted as its own output
         student_notes = [n for n in runner.load_notes() if n not in parse_notes]
         protections = runner.protections()
@@ -117,12 +121,13 @@ def _run_submission(loaded: LoadedSubmission, lab: Lab, device: str, inprocess: 
     return _Run(collector, notes, student_notes, protections, missing)
 
 
-def _parse_notes(source: str) -> list[str]:
-    """The grader's own notes on lines that do not parse (parsing runs no student code)."""
+def _salvaged(source: str) -> tuple[str | None, list[str]]:
+    """The part of ``source`` that parses (None: the parser gave up) and the grader's own notes
+    on the lines that do not (parsing runs no student code)."""
     try:
-        return salvage_source(source)[1]
+        return salvage_source(source)
     except Exception:  # noqa: BLE001 - a parser limit: the worker reports the failure itself
-        return []
+        return None, []
 
 
 def _grade_one(submission: Path, assets: LabAssets, device: str, inprocess: bool,
@@ -147,7 +152,7 @@ def _grade_one(submission: Path, assets: LabAssets, device: str, inprocess: bool
                           f"the submission could not be read ({type(exc).__name__})", seconds(),
                           graded_at, grader_version=assets.version, detail=describe_fault(exc))
     try:
-        run = _run_submission(loaded, lab, device, inprocess, budget, collect)
+        run = _run_submission(loaded, assets, device, inprocess, budget, collect)
         collector = run.collector
         if collector.faults:
             raise GraderError("trusted code failed while grading:\n" + "\n".join(

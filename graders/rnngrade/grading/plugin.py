@@ -20,7 +20,6 @@ from rnngrade.checks.plugin import STUDENT_PROVIDER, current_item, lab_of
 from rnngrade.grading.checker import Checker, CheckRecord
 from rnngrade.grading.lab_assets import LabAssets, load_lab_assets
 from rnngrade.grading.memo import EXPECTATION_MEMO
-from rnngrade.lab_helpers import lab_helpers
 from rnngrade.labs import get_lab
 from rnngrade.runner.inprocess import InProcessRunner
 from rnngrade.runner.proxy import ModuleProxy
@@ -64,24 +63,32 @@ def pytest_configure(config: pytest.Config) -> None:
                 from rnngrade.submission.load import load_submission
 
                 loaded = load_submission(Path(path), lab)
-                runner = InProcessRunner.from_source(loaded.source, loaded.filename,
-                                                     helpers=lab_helpers(lab).registry)
+                runner = InProcessRunner.from_source(
+                    loaded.source, loaded.filename, helpers=lab_assets(lab.name).helpers.registry)
             else:
-                runner = InProcessRunner(lab_assets(lab.name).reference,
-                                         helpers=lab_helpers(lab).registry)
+                assets = lab_assets(lab.name)
+                runner = InProcessRunner(assets.reference, helpers=assets.helpers.registry)
             proxies[lab.name] = ModuleProxy(runner)
         return proxies[lab.name]
 
     config.stash[STUDENT_PROVIDER] = provider
 
 
+_LAB_NAME = pytest.StashKey[str]()
+
+
 def _assets(item: pytest.Item) -> LabAssets:
-    return item.config.stash[LAB_ASSETS](lab_of(Path(item.path)))
+    """The assets of the item's lab, from its session (the lab of a test file never changes)."""
+    name = item.stash.get(_LAB_NAME, None)
+    if name is None:
+        name = item.stash[_LAB_NAME] = lab_of(Path(item.path))
+    return item.config.stash[LAB_ASSETS](name)
 
 
 def _helpers(item: pytest.Item) -> Registry:
-    """The grader helpers of the item's lab (its own ``helpers.py`` and the generic ones)."""
-    return lab_helpers(lab_of(Path(item.path))).registry
+    """The grader helpers of the item's lab (its own ``helpers.py`` and the generic ones), from
+    the same snapshot of the course files as its reference and mutants."""
+    return _assets(item).helpers.registry
 
 
 @pytest.fixture
