@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.runner.base import ArgRef, FunctionRef
+from rnngrade.harness.runner.base import ArgRef, FunctionRef
 
 LIMIT = 64 << 20  # larger requests are not copied to compare: their arguments travel back
 

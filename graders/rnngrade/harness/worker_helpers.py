@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from rnngrade.checks.compare import UNFINISHED, to_numpy
+from rnngrade.harness.checks.compare import UNFINISHED, to_numpy
 
 F = TypeVar("F", bound=Callable[..., Any])
 
