@@ -31,10 +31,6 @@ _IMMUTABLE = frozenset({type(None), bool, int, float, complex, str, bytes, ArgRe
 _CONTAINERS = frozenset({list, tuple})
 
 
-class _Unsure(Exception):
-    pass
-
-
 class ArgumentGuard:
     """Taken before a call on its decoded ``(args, kwargs)``; ``unchanged()`` after it.
     ``in_place``: whether every decoded array and tensor shares ``buffer``'s memory."""
