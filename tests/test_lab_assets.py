@@ -66,7 +66,7 @@ def test_nothing_derived_from_course_files_is_cached_at_module_level():
     """No functools caches in the trusted grading packages (the lab object owns that state)."""
     pattern = re.compile(r"@(functools\.)?(lru_)?cache\b|\blru_cache\(")
     offenders = [str(path.relative_to(PACKAGE))
-                 for folder in ("grading", "diagnosis", "checks")
+                 for folder in ("grading", "diagnosis", "harness")
                  for path in (PACKAGE / folder).rglob("*.py")
                  if pattern.search(path.read_text())]
     offenders += [str(p) for p in (course_root() / "graders" / "suites").rglob("conftest.py")
@@ -74,6 +74,7 @@ def test_nothing_derived_from_course_files_is_cached_at_module_level():
     assert offenders == []
 
 
+<<<<<<< HEAD
 def test_helpers_and_reference_facts_come_from_the_same_snapshot(course_copy):
     """The lab's helpers and the reference facts the notes use are rebuilt with the digest."""
     with course_at(course_copy):
@@ -111,3 +112,17 @@ def test_an_edited_reference_signature_changes_the_next_grades_notes(course_copy
     assert before.status == after.status == Status.GRADED
     assert any(note in n for n in before.notes)
     assert not any(note in n for n in after.notes)
+=======
+def test_the_lab_s_helpers_are_part_of_its_assets_and_of_its_digest(course_copy):
+    path = course_copy / "graders/suites/lab6/helpers.py"
+    with course_at(course_copy):
+        first = load_lab_assets("lab6")
+        assert "toy_constant" not in first.helpers.registry.functions
+        path.write_text(path.read_text() + "\n\n@function\ndef toy_constant(c):\n"
+                        "    return lambda: c\n")
+        assert not first.is_current()
+        second = load_lab_assets("lab6")
+    assert second.digest != first.digest
+    assert second.helpers.registry.functions["toy_constant"](3)() == 3
+    assert "toy_constant" in second.helpers.source
+>>>>>>> main

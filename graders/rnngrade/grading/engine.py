@@ -40,15 +40,15 @@ from rnngrade.grading.scoring import (
     summarise_test,
 )
 from rnngrade.grading.session import ReusableSession, run_fresh
-from rnngrade.lab_helpers import LabHelpers, lab_helpers
+from rnngrade.harness.runner.base import StudentRunner
+from rnngrade.harness.runner.inprocess import InProcessRunner
+from rnngrade.harness.runner.proxy import ModuleProxy
+from rnngrade.harness.source.module_builder import salvage_source
+from rnngrade.lab_helpers import LabHelpers
 from rnngrade.labs import Lab, get_lab
 from rnngrade.paths import course_root
 from rnngrade.results.model import BUDGET_MESSAGE, GradeResult
-from rnngrade.runner.base import StudentRunner
-from rnngrade.runner.inprocess import InProcessRunner
-from rnngrade.runner.proxy import ModuleProxy
 from rnngrade.submission.load import LoadedSubmission, SubmissionError, load_submission
-from rnngrade.submission.module_builder import salvage_source
 from rnngrade.submission.source_notes import source_notes
 
 __all__ = ["DEVICES", "Grader", "close_shared_graders", "grade",
@@ -73,9 +73,8 @@ def suite_args(lab: Lab) -> list[str]:
 
 def make_runner(loaded: LoadedSubmission, device: str, inprocess: bool,
                 lab: Lab | None = None, helpers: LabHelpers | None = None) -> StudentRunner:
-    """A runner of ``loaded`` (``helpers``: the lab's, default read from its files now)."""
-    if helpers is None:
-        helpers = lab_helpers(lab) if lab is not None else LabHelpers("", "")
+    """The runner for one submission: ``helpers`` are the lab's (``LabAssets.helpers``)."""
+    helpers = helpers or LabHelpers("", "")
     if inprocess:
         return InProcessRunner.from_source(loaded.source, loaded.filename,
                                            helpers=helpers.registry)

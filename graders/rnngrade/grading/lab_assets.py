@@ -1,11 +1,11 @@
 """Everything the grader derives from one lab's course files, owned by one object.
 
 ``LabAssets`` holds the lab's rubric, its reference solution loaded as a module, every mutant
-applied and loaded, the ``INDISTINGUISHABLE`` table of its mutants, the lab's worker helpers and
-what the source notes compare a submission with (the reference's signatures and parameter keys),
-all read from one snapshot
-of the files and keyed by one content digest: SHA-256 over the lab's metadata, every file of its
-hidden suite and its reference solution. The same digest decides when a long-lived grader is
+applied and loaded, the ``INDISTINGUISHABLE`` table of its mutants, the lab's worker helpers
+(``helpers.py``, built and checked) and what the source notes compare a submission with (the
+reference's signatures and parameter keys), all read from one snapshot of the files and keyed by one
+content digest: SHA-256 over the lab's metadata, every file of its hidden suite and its
+reference solution. The same digest decides when a long-lived grader is
 rebuilt and is recorded as the results' ``grader_version``; nothing here is cached at module
 level, so an edited reference is always seen by the next grader built.
 
@@ -28,7 +28,7 @@ from rnngrade import __version__
 from rnngrade.diagnosis.mutants import Mutant, load_source_as_module, strip_markers
 from rnngrade.errors import MutantError, RubricError, SuiteError
 from rnngrade.grading.rubric import Rubric, parse_rubric
-from rnngrade.lab_helpers import HELPERS_FILE, LabHelpers, helpers_from_source
+from rnngrade.lab_helpers import HELPERS_FILE, LabHelpers, build_lab_helpers
 from rnngrade.labs import Lab, get_lab
 from rnngrade.paths import course_root
 from rnngrade.submission.source_notes import ReferenceFacts, reference_facts
@@ -125,12 +125,8 @@ def load_lab_assets(lab_name: str, root: Path | None = None) -> LabAssets:
         for mutant in table:
             mutants.append((mutant, _mutant_module(mutant, source, table_text,
                                                    suite / MUTANTS, lab.name)))
-    try:
-        helpers_text = _text(files, suite / HELPERS_FILE, root)
-    except UnicodeDecodeError as exc:
-        raise SuiteError(f"{suite / HELPERS_FILE}: cannot read it ({exc})") from None
-    helpers = LabHelpers("", "") if helpers_text is None else helpers_from_source(
-        lab, suite / HELPERS_FILE, helpers_text)
+    helpers = build_lab_helpers(lab.name, _text(files, suite / HELPERS_FILE, root),
+                                suite / HELPERS_FILE)
     return LabAssets(lab, root, digest, rubric, source, reference, tuple(mutants), allowed,
                      helpers, reference_facts(source))
 

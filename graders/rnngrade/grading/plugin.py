@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from rnngrade.checks.plugin import STUDENT_PROVIDER, current_item, lab_of
 from rnngrade.grading.checker import Checker, CheckRecord
 from rnngrade.grading.lab_assets import LabAssets, load_lab_assets
 from rnngrade.grading.memo import EXPECTATION_MEMO
+from rnngrade.harness.checks.plugin import STUDENT_PROVIDER, current_item, lab_of
+from rnngrade.harness.runner.inprocess import InProcessRunner
+from rnngrade.harness.runner.proxy import ModuleProxy
+from rnngrade.harness.worker_helpers import Registry
 from rnngrade.labs import get_lab
-from rnngrade.runner.inprocess import InProcessRunner
-from rnngrade.runner.proxy import ModuleProxy
-from rnngrade.worker_helpers import Registry
 
 CHECK_KEY = "rnngrade_check"
 # A function of a lab name returning that lab's assets for this session.
@@ -86,8 +86,7 @@ def _assets(item: pytest.Item) -> LabAssets:
 
 
 def _helpers(item: pytest.Item) -> Registry:
-    """The grader helpers of the item's lab (its own ``helpers.py`` and the generic ones), from
-    the same snapshot of the course files as its reference and mutants."""
+    """The grader helpers of the item's lab (its own ``helpers.py`` and the generic ones)."""
     return _assets(item).helpers.registry
 
 

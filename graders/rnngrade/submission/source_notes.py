@@ -15,8 +15,8 @@ import ast
 import builtins
 from dataclasses import dataclass
 
+from rnngrade.harness.source.module_builder import salvage
 from rnngrade.labs import Lab
-from rnngrade.submission.module_builder import salvage
 
 _BUILTINS = frozenset(dir(builtins))
 
