@@ -74,27 +74,32 @@ def test_nothing_derived_from_course_files_is_cached_at_module_level():
     assert offenders == []
 
 
-<<<<<<< HEAD
-def test_helpers_and_reference_facts_come_from_the_same_snapshot(course_copy):
-    """The lab's helpers and the reference facts the notes use are rebuilt with the digest."""
+def test_the_lab_s_helpers_are_part_of_its_assets_and_of_its_digest(course_copy):
+    path = course_copy / "graders/suites/lab6/helpers.py"
     with course_at(course_copy):
-        lab6 = load_lab_assets("lab6")
-        assert "def table_lm" in lab6.helpers.source
-        assert "table_lm" in lab6.helpers.registry.functions
-        helpers = course_copy / "graders/suites/lab6/helpers.py"
-        helpers.write_text(helpers.read_text() + "\n\n@function\ndef constant_lm(value):\n"
-                           "    return lambda *args: value\n")
-        edited = load_lab_assets("lab6")
-        assert edited.digest != lab6.digest
-        assert "constant_lm" in edited.helpers.registry.functions
-        assert "constant_lm" not in lab6.helpers.registry.functions
+        first = load_lab_assets("lab6")
+        assert "toy_constant" not in first.helpers.registry.functions
+        path.write_text(path.read_text() + "\n\n@function\ndef toy_constant(c):\n"
+                        "    return lambda: c\n")
+        assert not first.is_current()
+        second = load_lab_assets("lab6")
+    assert second.digest != first.digest
+    assert second.helpers.registry.functions["toy_constant"](3)() == 3
+    assert "toy_constant" in second.helpers.source
 
+
+def test_the_reference_facts_are_read_from_the_snapshot(course_copy):
+    """What the source notes compare with is rebuilt with the digest."""
+    with course_at(course_copy):
         lab1 = load_lab_assets("lab1")
         assert lab1.facts.signatures["rnn_cell_forward"] == (("xt", "a_prev", "parameters"), 3)
+        assert {"Waa", "Wax", "Wya"} <= lab1.facts.parameter_keys
         edit(course_copy / "solutions/lab1/rnn.py", "def rnn_cell_forward(xt, a_prev, parameters):",
              "def rnn_cell_forward(xt, a_prev, parameters, scale=1.0):")
-        assert load_lab_assets("lab1").facts.signatures["rnn_cell_forward"] == (
-            ("xt", "a_prev", "parameters", "scale"), 3)
+        edited = load_lab_assets("lab1")
+    assert edited.digest != lab1.digest
+    assert edited.facts.signatures["rnn_cell_forward"] == (
+        ("xt", "a_prev", "parameters", "scale"), 3)
 
 
 def test_an_edited_reference_signature_changes_the_next_grades_notes(course_copy, tmp_path):
@@ -112,17 +117,3 @@ def test_an_edited_reference_signature_changes_the_next_grades_notes(course_copy
     assert before.status == after.status == Status.GRADED
     assert any(note in n for n in before.notes)
     assert not any(note in n for n in after.notes)
-=======
-def test_the_lab_s_helpers_are_part_of_its_assets_and_of_its_digest(course_copy):
-    path = course_copy / "graders/suites/lab6/helpers.py"
-    with course_at(course_copy):
-        first = load_lab_assets("lab6")
-        assert "toy_constant" not in first.helpers.registry.functions
-        path.write_text(path.read_text() + "\n\n@function\ndef toy_constant(c):\n"
-                        "    return lambda: c\n")
-        assert not first.is_current()
-        second = load_lab_assets("lab6")
-    assert second.digest != first.digest
-    assert second.helpers.registry.functions["toy_constant"](3)() == 3
-    assert "toy_constant" in second.helpers.source
->>>>>>> main
