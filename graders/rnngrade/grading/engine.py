@@ -308,6 +308,8 @@ def shared_grader(lab_name: str, *, device: str = "auto", inprocess: bool = Fals
             del _SHARED[key]
             grader = None
         if grader is None:
+            if not inprocess:  # the sandbox's zygote starts while the suite is collected
+                start_sandbox_soon()
             grader = Grader(lab.name, device=resolved, inprocess=inprocess)
             _SHARED[key] = grader
         return grader
@@ -319,6 +321,16 @@ def close_shared_graders() -> None:
         for grader in _SHARED.values():
             grader.close()
         _SHARED.clear()
+
+
+def start_sandbox_soon() -> None:
+    """Start the sandbox's fork server in the background (nothing where there is no sandbox:
+    the first runner then says why)."""
+    try:
+        from rnngrade.sandbox.zygote import start_soon
+    except ImportError:  # pragma: no cover - a platform without the sandbox's modules
+        return
+    start_soon()
 
 
 def _has(runner: StudentRunner, function: str) -> bool:
