@@ -704,9 +704,10 @@ def _start_in_background() -> None:
     except Exception:  # noqa: BLE001 - shared_client starts one again and reports the failure
         return
     with _CLIENT_LOCK:
-        if _CLIENT is None or _CLIENT.owner != os.getpid() or not _CLIENT.alive:
-            _CLIENT, client = client, None
-    if client is not None:  # one was started meanwhile
+        kept = _CLIENT is None or _CLIENT.owner != os.getpid() or not _CLIENT.alive
+        if kept:
+            _CLIENT = client
+    if not kept:  # one was started meanwhile
         client.close()
 
 
