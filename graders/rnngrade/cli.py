@@ -93,7 +93,33 @@ def build_parser() -> argparse.ArgumentParser:
                             "default 900)")
     batch.add_argument("--quiet", action="store_true", help="no progress bar")
     _budget_option(batch)
+    _gradescope_parsers(sub)
     return parser
+
+
+def _gradescope_parsers(sub: argparse._SubParsersAction) -> None:
+    bundle = sub.add_parser("gradescope", help="build one lab's Gradescope autograder "
+                                               "(autograder.zip: setup.sh, run_autograder)")
+    bundle.add_argument("--lab", required=True, help="lab name, e.g. lab1")
+    bundle.add_argument("--out", type=Path, required=True, help="folder for autograder.zip")
+    bundle.add_argument("--device", default="auto", choices=["cpu", "cuda", "auto"],
+                        help="the device run_autograder grades on (default: auto)")
+    bundle.add_argument("--torch-version", default=None,
+                        help="the torch version setup.sh installs (default: the course's pin)")
+    bundle.add_argument("--inprocess", action="store_true",
+                        help="grade in the grader's process inside Gradescope (NO protection "
+                             "from student code; only for containers that refuse the sandbox)")
+
+    run = sub.add_parser("gradescope-run", help="inside Gradescope (run_autograder calls it): "
+                                                "grade $AUTOGRADER_ROOT/submission into "
+                                                "$AUTOGRADER_ROOT/results/results.json")
+    run.add_argument("--lab", required=True, help="lab name, e.g. lab1")
+    run.add_argument("--root", type=Path, default=None,
+                     help="the autograder root (default: $AUTOGRADER_ROOT or /autograder)")
+    run.add_argument("--device", default="auto", choices=["cpu", "cuda", "auto"])
+    run.add_argument("--inprocess", action="store_true",
+                     help="run the student code in this process (no protection)")
+    _budget_option(run)
 
 
 def _seconds(text: str) -> float:
@@ -312,6 +338,31 @@ def cmd_batch(args: argparse.Namespace) -> int:
         print(f"rnngrade batch: {error_line(failed)}", file=sys.stderr)
         return ExitCode.GRADER
     return ExitCode.OK
+
+
+@command("gradescope")
+def cmd_gradescope(args: argparse.Namespace) -> int:
+    from rnngrade.gradescope.bundle import build_bundle
+    from rnngrade.release.build import TORCH_VERSION
+
+    bundle = build_bundle(args.lab, args.out, torch_version=args.torch_version or TORCH_VERSION,
+                          device=args.device, inprocess=args.inprocess)
+    print(f"{bundle.lab}: {bundle.path} ({bundle.files} files, {bundle.size / 1e6:.1f} MB)")
+    print("  upload it in Gradescope: the assignment's Configure Autograder page, zip file upload")
+    if bundle.inprocess:
+        print("  warning: built with --inprocess: student code will run unprotected, in the "
+              "grader's process")
+    return ExitCode.OK
+
+
+@command("gradescope-run")
+def cmd_gradescope_run(args: argparse.Namespace) -> int:
+    from rnngrade.gradescope.runner import autograder_root, run_autograder
+
+    root = args.root or autograder_root()
+    run = run_autograder(root, args.lab, device=args.device, inprocess=args.inprocess,
+                         budget=args.budget, say=lambda line: print(line, flush=True))
+    return run.exit_code
 
 
 if __name__ == "__main__":
