@@ -93,8 +93,28 @@ def build_parser() -> argparse.ArgumentParser:
                             "default 900)")
     batch.add_argument("--quiet", action="store_true", help="no progress bar")
     _budget_option(batch)
+    _roster_option(batch)
     _gradescope_parsers(sub)
+    _export_parser(sub)
     return parser
+
+
+def _roster_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--roster", type=Path, default=None, metavar="CSV",
+                        help="the class roster (id, name, email, SIS id, section): students "
+                             "without a submission count as missing, entries not on it are "
+                             "flagged (default: the roster an earlier batch kept in --out)")
+
+
+def _export_parser(sub: argparse._SubParsersAction) -> None:
+    export = sub.add_parser("export", help="the gradebook of a batch folder in an LMS's import "
+                                           "format (Canvas, Moodle, Gradescope)")
+    export.add_argument("folder", type=Path, help="the --out folder of `rnngrade batch`")
+    export.add_argument("--format", required=True, choices=["canvas", "moodle", "gradescope-csv"])
+    export.add_argument("--out", type=Path, required=True, help="the CSV file to write")
+    export.add_argument("--lab", action="append",
+                        help="only these labs (repeatable; default: every lab graded)")
+    _roster_option(export)
 
 
 def _gradescope_parsers(sub: argparse._SubParsersAction) -> None:
@@ -319,7 +339,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     options = BatchOptions(args.lab, args.out, jobs=args.jobs, executor=args.executor,
                            scheduler=args.scheduler, regrade=args.regrade, device=args.device,
                            inprocess=args.inprocess, timeout=args.timeout or DEFAULT_TIMEOUT,
-                           budget=args.budget)
+                           budget=args.budget, roster=_load_roster(args.roster))
     console = Console() if sys.stdout.isatty() else Console(width=120)
     progress = None if args.quiet else RichProgress(Console(stderr=True), f"grading {args.lab}")
     try:
@@ -329,6 +349,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
               "command continues from there", file=sys.stderr)
         return ExitCode.INTERRUPTED
     print_report(console, report)
+    print_roster_report(console, report)
     if report.grader_errors:
         from rnngrade.errors import GraderError
 
@@ -337,6 +358,42 @@ def cmd_batch(args: argparse.Namespace) -> int:
                              "again")
         print(f"rnngrade batch: {error_line(failed)}", file=sys.stderr)
         return ExitCode.GRADER
+    return ExitCode.OK
+
+
+def _load_roster(path: Path | None):
+    from rnngrade.gradebook.roster import load_roster
+
+    return load_roster(path) if path is not None else None
+
+
+def print_roster_report(console, report) -> None:
+    """After the batch table: roster students without a submission, entries not on it."""
+    from rich.text import Text
+
+    from rnngrade.results.sanitize import clean_name
+
+    if not report.roster:
+        return
+    console.print(f"roster: {report.roster} student(s); {len(report.missing)} without a "
+                  f"submission (counted as missing), {len(report.not_in_roster)} entr"
+                  f"{'y' if len(report.not_in_roster) == 1 else 'ies'} not on the roster")
+    for label, ids in (("missing", report.missing), ("not on the roster", report.not_in_roster)):
+        if ids:
+            shown = ", ".join(clean_name(i, 60) for i in ids[:20])
+            more = f" … and {len(ids) - 20} more" if len(ids) > 20 else ""
+            console.print(Text(f"  {label}: {shown}{more}"))
+
+
+@command("export")
+def cmd_export(args: argparse.Namespace) -> int:
+    from rnngrade.gradebook.lms import export
+    from rnngrade.results.escape import terminal_text
+
+    path, table = export(args.folder, args.format, args.out, labs=args.lab,
+                         roster=_load_roster(args.roster))
+    print(f"{args.format}: {len(table.students)} student(s) × {len(table.labs)} lab(s) "
+          f"({', '.join(table.labs)}) → {terminal_text(path)}")
     return ExitCode.OK
 
 
