@@ -78,6 +78,27 @@ def _run_autograder(tmp_path: Path, submission: str, *, inprocess: bool) -> tupl
     return done.stdout, root / "results" / "results.json"
 
 
+def test_run_autograder_calls_the_rnngrade_on_path_with_the_root(tmp_path):
+    """The script's contract, with a stand-in `rnngrade` that records how it was called."""
+    bundle = build_bundle("lab1", tmp_path / "bundle", torch_version=TORCH_VERSION)
+    with zipfile.ZipFile(bundle.path) as archive:
+        script = tmp_path / "run_autograder"
+        script.write_bytes(archive.read("run_autograder"))
+    script.chmod(0o755)
+    fake = tmp_path / "bin" / "rnngrade"
+    fake.parent.mkdir()
+    fake.write_text('#!/usr/bin/env bash\necho "root=$AUTOGRADER_ROOT args=$*"\n')
+    fake.chmod(0o755)
+    env = {"PATH": f"{fake.parent}{os.pathsep}/usr/bin:/bin"}
+    default = subprocess.run([str(script)], env=env, text=True, capture_output=True)
+    assert default.stdout.strip() == "root=/autograder args=gradescope-run --lab lab1 " \
+                                     "--device auto"
+    moved = subprocess.run([str(script)], env={**env, "AUTOGRADER_ROOT": str(tmp_path)},
+                           text=True, capture_output=True)
+    assert moved.stdout.startswith(f"root={tmp_path} ")
+
+
+@pytest.mark.slow
 def test_run_autograder_grades_the_stub_from_the_bundles_own_course_files(tmp_path):
     out, results = _run_autograder(tmp_path, "stub", inprocess=True)
     data = valid_results(results)
