@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rnngrade.errors import UsageError
-from rnngrade.formatting import format_points
 from rnngrade.gradebook.export import GradeRow, course_rows, graded_labs, lab_points, write_atomic
 from rnngrade.gradebook.roster import (
     MissingPolicy,
@@ -44,6 +43,7 @@ from rnngrade.gradebook.roster import (
     zero_for_missing,
 )
 from rnngrade.gradebook.store import FILENAME, Gradebook
+from rnngrade.harness.formatting import format_points
 from rnngrade.labs import UnknownLabError, get_lab
 from rnngrade.results.escape import csv_cell
 
