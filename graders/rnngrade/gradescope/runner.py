@@ -82,12 +82,12 @@ def run_autograder(root: Path, lab: str, *, device: str = "auto", inprocess: boo
     target.unlink(missing_ok=True)  # never leave an earlier run's results to be uploaded
     result = clean_result(grade(submission, lab, device=device, inprocess=inprocess,
                                 budget=budget))
-    say(f"rnngrade {lab}: {result.score:g}/{result.max_score:g} ({result.status})")
-    for line in protection_lines(result, inprocess):
-        say(line)
+    head = [f"rnngrade {lab}: {result.score:g}/{result.max_score:g} ({result.status})",
+            *protection_lines(result, inprocess)]
     if result.status == Status.GRADER_ERROR:
         detail = result.grader_detail.strip() or result.error
-        say(detail)
+        for line in [*head, detail]:
+            say(line)
         say(f"rnngrade gradescope-run: {error_line(GraderError(detail.splitlines()[0]))}; "
             "no results.json was written, so the student is not scored")
         return AutograderRun(ExitCode.GRADER, result)
@@ -95,6 +95,7 @@ def run_autograder(root: Path, lab: str, *, device: str = "auto", inprocess: boo
     shown = dataclasses.replace(result, notes=[*result.notes, note] if note else result.notes)
     tmp = results / ".results.json.tmp"
     tmp.write_text(render_results_json(shown), encoding="utf-8")
-    tmp.replace(target)
-    say(f"results: {target}")
+    tmp.replace(target)  # written before anything is printed: a closed stdout loses nothing
+    for line in [*head, f"results: {target}"]:
+        say(line)
     return AutograderRun(ExitCode.OK, shown, target)
