@@ -12,6 +12,10 @@ from rnngrade import __version__
 from rnngrade.errors import ExitCode, error_line, exit_code_for
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from rnngrade.gradebook.batch import BatchReport
+    from rnngrade.gradebook.roster import Roster
     from rnngrade.results.model import GradeResult
 
 
@@ -361,13 +365,13 @@ def cmd_batch(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _load_roster(path: Path | None):
+def _load_roster(path: Path | None) -> Roster | None:
     from rnngrade.gradebook.roster import load_roster
 
     return load_roster(path) if path is not None else None
 
 
-def print_roster_report(console, report) -> None:
+def print_roster_report(console: Console, report: BatchReport) -> None:
     """After the batch table: roster students without a submission, entries not on it."""
     from rich.text import Text
 

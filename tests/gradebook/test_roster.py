@@ -103,3 +103,18 @@ def test_a_missing_policy_can_excuse_a_student(tmp_path, made_up_grading):
         ("excused", "", "")
     page = (out / "lab1" / "summary.html").read_text()
     assert "excused per course file" in page and "100.0%" in page  # left out of the mean
+
+
+def test_a_damaged_kept_roster_is_a_clear_error_and_leaves_the_folder_unlocked(
+        tmp_path, made_up_grading, capsys):
+    subs = entries(tmp_path / "subs", alice=FULL)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "roster.json").write_text("{not json")
+    args = ["batch", str(subs), "--lab", "lab1", "--out", str(out), "--inprocess", "--quiet"]
+    assert main(args) == ExitCode.USAGE
+    assert "roster.json is damaged" in capsys.readouterr().err
+    roster = tmp_path / "roster.csv"
+    roster.write_text(ROSTER, encoding="utf-8")
+    assert main([*args, "--roster", str(roster)]) == ExitCode.OK  # not locked by the failure
+    assert len(saved_roster(out)) == 3

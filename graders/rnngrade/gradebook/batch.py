@@ -226,12 +226,8 @@ def run_batch(sources: list[Path], options: BatchOptions,
     version = grader_version(lab.name)
     spec = GradingSpec(lab.name, device, options.inprocess, options.budget)
 
+    roster = options.roster if options.roster is not None else saved_roster(out)
     lock = _Lock(out)
-    roster = options.roster
-    if roster is not None:
-        save_roster(roster, out)
-    else:
-        roster = saved_roster(out)
     folder = lab_folder(out, lab.name)
     book = Gradebook(out / FILENAME)
     started = time.perf_counter()
@@ -239,6 +235,8 @@ def run_batch(sources: list[Path], options: BatchOptions,
     run_id = 0
     outcomes: Generator | None = None
     try:
+        if options.roster is not None:
+            save_roster(options.roster, out)
         current = book.current(lab.name)
         todo: list[tuple[Entry, str]] = []  # entry, read error ("" if readable)
         for entry in entries:
