@@ -393,11 +393,16 @@ def print_roster_report(console: Console, report: BatchReport) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     from rnngrade.gradebook.lms import export
     from rnngrade.results.escape import terminal_text
+    from rnngrade.results.sanitize import clean_name
 
     path, table = export(args.folder, args.format, args.out, labs=args.lab,
                          roster=_load_roster(args.roster))
     print(f"{args.format}: {len(table.students)} student(s) × {len(table.labs)} lab(s) "
           f"({', '.join(table.labs)}) → {terminal_text(path)}")
+    if table.left_out:
+        shown = ", ".join(clean_name(i, 60) for i in table.left_out[:20])
+        more = f" … and {len(table.left_out) - 20} more" if len(table.left_out) > 20 else ""
+        print(f"  left out, not on the roster: {shown}{more}")
     return ExitCode.OK
 
 

@@ -33,7 +33,9 @@ def course(tmp_path, made_up_grading):
 def test_canvas_has_points_possible_and_matches_by_sis_ids(course, tmp_path, capsys):
     target = tmp_path / "canvas.csv"
     assert main(["export", str(course), "--format", "canvas", "--out", str(target)]) == 0
-    assert "3 student(s) × 2 lab(s)" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "3 student(s) × 2 lab(s)" in printed
+    assert "left out, not on the roster: mallory" in printed
     rows = table(target)
     assert rows[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
     assert rows[0][5].startswith("lab1: ") and rows[0][6].startswith("lab2: ")

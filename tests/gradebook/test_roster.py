@@ -22,6 +22,7 @@ ROSTER = ("Login,Full Name,Email Address,SIS User ID,Section,Notes\n"
           "alice,Alice Liddell,alice@example.edu,1001,A,x\n"
           "Bob,Bob Smith,bob@example.edu,1002,B,\n"
           "dave,\"=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\",dave@example.edu,1004,A,\n")
+HOSTILE_IDS = "id\n<b>eve</b>\n[bold red]zed\n"
 
 
 def test_headers_are_matched_by_their_usual_spellings_and_cells_are_cleaned():
@@ -118,3 +119,17 @@ def test_a_damaged_kept_roster_is_a_clear_error_and_leaves_the_folder_unlocked(
     roster.write_text(ROSTER, encoding="utf-8")
     assert main([*args, "--roster", str(roster)]) == ExitCode.OK  # not locked by the failure
     assert len(saved_roster(out)) == 3
+
+
+def test_hostile_roster_ids_are_text_in_the_summary_and_on_the_terminal(tmp_path, made_up_grading,
+                                                                     capsys):
+    roster = tmp_path / "roster.csv"
+    roster.write_text(HOSTILE_IDS, encoding="utf-8")
+    subs = entries(tmp_path / "subs", alice=FULL)
+    out = tmp_path / "out"
+    assert main(["batch", str(subs), "--lab", "lab1", "--out", str(out), "--roster",
+                 str(roster), "--inprocess", "--quiet", "-j", "1"]) == ExitCode.OK
+    printed = capsys.readouterr().out
+    assert "missing: <b>eve</b>, [bold red]zed" in printed  # rich read no markup in it
+    page = (out / "lab1" / "summary.html").read_text()
+    assert "<b>eve" not in page and "&lt;b&gt;eve&lt;/b&gt;" in page

@@ -29,7 +29,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnngrade.errors import UsageError
@@ -61,6 +61,7 @@ class Table:
     labs: list[str]
     students: list[Student]
     rows: dict[str, dict[str, GradeRow]]  # match_key(student id) → lab → row
+    left_out: list[str] = field(default_factory=list)  # graded ids the roster does not list
 
     def row(self, student: Student, lab: str) -> GradeRow | None:
         return self.rows.get(match_key(student.id), {}).get(lab)
@@ -132,12 +133,11 @@ def build_table(book: Gradebook, roster: Roster | None, labs: list[str],
     rows: dict[str, dict[str, GradeRow]] = {}
     for row in course_rows(book, roster, missing, labs):
         rows.setdefault(match_key(row.student), {})[row.lab] = row
-    if roster is not None:
-        students = list(roster.students)
-    else:
-        ids = {match_key(r.student): r.student for per in rows.values() for r in per.values()}
-        students = [Student(ids[key]) for key in sorted(ids)]
-    return Table(labs, students, rows)
+    ids = {match_key(r.student): r.student for per in rows.values() for r in per.values()}
+    if roster is None:
+        return Table(labs, [Student(ids[key]) for key in sorted(ids)], rows)
+    left_out = sorted(ids[key] for key in ids if roster.find(ids[key]) is None)
+    return Table(labs, list(roster.students), rows, left_out)
 
 
 def render_csv(rows: list[list[str]]) -> str:
