@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from rnngrade.checks.causal import assert_causal, future_variants
 from rnngrade.checks.compare import CheckFailure, assert_close, compare
 from rnngrade.checks.gradcheck import numeric_gradient, relative_error, sample_indices
 from rnngrade.checks.structure import assert_outputs
@@ -63,9 +64,11 @@ __all__ = [
     "PublicVectors",
     "StudentError",
     "Tolerance",
+    "assert_causal",
     "assert_close",
     "assert_outputs",
     "compare",
+    "future_variants",
     "load_student",
     "numeric_gradient",
     "points",
