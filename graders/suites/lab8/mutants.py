@@ -256,7 +256,8 @@ MUTANTS = [
         description="alarms before the fault's start count for it (negative delays)",
         hint="An alarm raised before a fault began cannot have detected it. Where does your "
         "search for a fault's alarms begin?",
-        edits=(("lo, hi = int(start), int(stop) + tolerance", "lo, hi = 0, int(stop) + tolerance"),),
+        edits=(("lo, hi = int(start), int(stop) + tolerance",
+                "lo, hi = 0, int(stop) + tolerance"),),
     ),
     Mutant(
         name="tolerance_not_applied",

@@ -10,10 +10,13 @@ series on its own side and hands them over, so a function is only ever graded on
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
 from rnngrade.checks.causal import assert_causal
+from rnngrade.checks.structure import assert_outputs
 from rnngrade.checks.tolerance import EXACT
 from rnngrade.runner.base import EXCEPTION, FunctionRef, StudentError
 
@@ -244,16 +247,19 @@ def test_mase_constant_training_series_is_inf(check, rng):
                  names=("mase",))
 
 
-def test_walk_forward_table_lab_folds(check, reference):
-    """The lab's table: simulate_mount(0), origins 4000..7000, folds of 1000, W = 64, P = 50."""
-    series = reference.simulate_mount(0)
-    check.expect("walk_forward_table", lambda m, *a: m.walk_forward_table(*a),
-                 (series, ORIGINS, 1000, 64, 50), promote=False)
-
-
 def test_walk_forward_table_small(check, rng):
     check.expect("walk_forward_table", lambda m, *a: m.walk_forward_table(*a),
                  (wavy(rng, 300), [150, 200, 250], 50, 8, 11), promote=False)
+
+
+def test_walk_forward_table_lab_folds(student, reference):
+    """The lab's table: simulate_mount(0), origins 4000..7000, folds of 1000, W = 64, P = 50.
+
+    Compared with the reference without running the known mistakes on it (each would refit four
+    least-squares problems on 7000 windows): a mistake here is named by the short-series test."""
+    args, want = lab_scene(reference, "walk-forward")
+    assert_outputs(student.walk_forward_table(*args), want,
+                   "walk_forward_table on the lab's four folds", inputs=args, reveal=False)
 
 
 # ------------------------------------------------------------------ rolling statistics
@@ -362,6 +368,22 @@ def test_detection_report(check, rng, tolerance):
                  (alarms, faults, normal, tolerance), tol=COPIED)
 
 
+_SCENES: dict[str, object] = {}
+
+
+def lab_scene(reference, name):
+    """A scene of the lab built once with the reference and kept: it depends on nothing but the
+    reference, and rebuilding it for every submission would cost seconds."""
+    if name not in _SCENES:
+        _SCENES[name] = _faulted_stream(reference) if name == "residuals" else _table(reference)
+    return copy.deepcopy(_SCENES[name])  # a test may not change what the next one reads
+
+
+def _table(reference):
+    args = (reference.simulate_mount(0), ORIGINS, 1000, 64, 50)
+    return args, reference.walk_forward_table(*args)
+
+
 def _faulted_stream(reference):
     """The lab's monitoring scene, built with the reference: linear-AR residuals (fold-6000
     coefficients) on the clean hold-out 6000–6999 and on the faulted 6000–7999."""
@@ -383,14 +405,14 @@ def _faulted_stream(reference):
 def test_monitors_on_faulted_stream(check, reference):
     """Rolling RMS (50) and rolling std (20) of the lab's residual stream, and the report of
     their alarms (limits from the clean hold-out, as in the README)."""
-    residuals = _faulted_stream(reference)
+    residuals = lab_scene(reference, "residuals")
     check.expect("rolling_stat", lambda m, r: (m.rolling_stat(r, 50, "rms"),
                                                m.rolling_stat(r, 20, "std")), (residuals,),
                  names=("rolling RMS", "rolling std"), promote=False)
 
 
 def test_detection_report_on_faulted_stream(check, reference):
-    residuals = _faulted_stream(reference)
+    residuals = lab_scene(reference, "residuals")
     roll_rms = reference.rolling_stat(residuals, 50, "rms")
     roll_std = reference.rolling_stat(residuals, 20, "std")
     alarms = np.stack([np.abs(residuals) > 4 * residuals[:1000].std(),
