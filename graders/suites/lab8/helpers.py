@@ -1,5 +1,5 @@
 """Lab 8 helpers, run beside the student's code (and beside the reference's): one-step models
-for ``recursive_forecast`` (see ``rnngrade.worker_helpers`` for the rules).
+for ``recursive_forecast`` (see ``rnngrade.harness.worker_helpers`` for the rules).
 
 ``recursive_forecast`` takes a function from windows ``(n, W)`` to next values ``(n,)``; these
 factories build such functions from plain data, so the same model exists on both sides.
@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rnngrade.worker_helpers import function
+from rnngrade.harness.worker_helpers import function
 
 
 @function

@@ -1,7 +1,7 @@
 """Hidden suite for lab 8: honest forecasting and residual monitoring
 (contract: assignments/lab8/README.md and the docstrings of forecast.py). NumPy only.
 
-Values are compared with the reference; the leakage probes (``rnngrade.checks.causal``) call the
+Values are compared with the reference; the leakage probes (``rnngrade.harness.checks.causal``) call the
 submission twice on series that differ only from some index on and require what must not see
 the future to stay bit-for-bit the same. The lab's figures (walk-forward table, horizon table,
 detector pattern) come from ``simulate_mount``, which ships filled in; the suite builds those
@@ -15,10 +15,10 @@ import copy
 import numpy as np
 import pytest
 
-from rnngrade.checks.causal import assert_causal
-from rnngrade.checks.structure import assert_outputs
-from rnngrade.checks.tolerance import EXACT
-from rnngrade.runner.base import EXCEPTION, FunctionRef, StudentError
+from rnngrade.harness.checks.causal import assert_causal
+from rnngrade.harness.checks.structure import assert_outputs
+from rnngrade.harness.checks.tolerance import EXACT
+from rnngrade.harness.runner.base import EXCEPTION, FunctionRef, StudentError
 
 # The README fixes the split and index rules exactly: integer indices, bools and the values a
 # function only copies (windows, a held reading) must match bit for bit.

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.checks.compare import CheckFailure, to_numpy
-from rnngrade.checks.structure import flatten
+from rnngrade.harness.checks.compare import CheckFailure, to_numpy
+from rnngrade.harness.checks.structure import flatten
 
 
 def future_variants(series: np.ndarray, k: int, axis: int = 0) -> list[tuple[str, np.ndarray]]:
