@@ -1,9 +1,9 @@
 """Hidden suite for lab 8: honest forecasting and residual monitoring
 (contract: assignments/lab8/README.md and the docstrings of forecast.py). NumPy only.
 
-Values are compared with the reference; the leakage probes (``rnngrade.harness.checks.causal``) call the
-submission twice on series that differ only from some index on and require what must not see
-the future to stay bit-for-bit the same. The lab's figures (walk-forward table, horizon table,
+Values are compared with the reference; the leakage probes (``rnngrade.harness.checks.causal``)
+call the submission twice on series that differ only from some index on and require what must
+not see the future to stay bit-for-bit the same. The lab's figures (walk-forward table, horizon table,
 detector pattern) come from ``simulate_mount``, which ships filled in; the suite builds those
 series on its own side and hands them over, so a function is only ever graded on its own work.
 """
