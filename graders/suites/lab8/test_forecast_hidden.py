@@ -3,8 +3,8 @@
 
 Values are compared with the reference; the leakage probes (``rnngrade.harness.checks.causal``)
 call the submission twice on series that differ only from some index on and require what must
-not see the future to stay bit-for-bit the same. The lab's figures (walk-forward table, horizon table,
-detector pattern) come from ``simulate_mount``, which ships filled in; the suite builds those
+not see the future to stay bit-for-bit the same. The lab's figures (walk-forward table, detector
+pattern) come from ``simulate_mount``, which ships filled in; the suite builds those
 series on its own side and hands them over, so a function is only ever graded on its own work.
 """
 
