@@ -19,6 +19,7 @@ from rnngrade.harness.checks.causal import assert_causal
 from rnngrade.harness.checks.structure import assert_outputs
 from rnngrade.harness.checks.tolerance import EXACT
 from rnngrade.harness.runner.base import EXCEPTION, FunctionRef, StudentError
+from rnngrade.results import plots
 
 # The README fixes the split and index rules exactly: integer indices, bools and the values a
 # function only copies (windows, a held reading) must match bit for bit.
@@ -252,15 +253,23 @@ def test_walk_forward_table_small(check, rng):
                  (wavy(rng, 300), [150, 200, 250], 50, 8, 11), promote=False)
 
 
-def test_walk_forward_table_lab_folds(student, reference):
+def test_walk_forward_table_lab_folds(student, reference, request):
     """The lab's table: simulate_mount(0), origins 4000..7000, folds of 1000, W = 64, P = 50.
 
     Compared with the reference without running the known mistakes on it (each would refit four
     least-squares problems on 7000 windows): a mistake here is named by the short-series test."""
     args = (lab_scene(reference, "series"), ORIGINS, 1000, 64, 50)
     got = student.walk_forward_table(*args)  # first: a submission that raises costs nothing more
-    assert_outputs(got, lab_scene(reference, "walk-forward"),
-                   "walk_forward_table on the lab's four folds", inputs=args, reveal=False)
+    want = lab_scene(reference, "walk-forward")
+    picture(request, lambda: plots.figure(
+        "Walk-forward folds: your RMSE (solid) beside the reference's (dashed)",
+        [plots.panel("one-step RMSE per fold", [
+            plots.line(f"{method}{who}", table[method], x=ORIGINS, dashed=dashed, colour=i)
+            for i, method in enumerate(("naive", "seasonal naive", "linear AR"))
+            for table, who, dashed in
+            ((got, "", False), (want, " (reference)", True))], x_label="forecast origin")]))
+    assert_outputs(got, want, "walk_forward_table on the lab's four folds", inputs=args,
+                   reveal=False)
 
 
 # ------------------------------------------------------------------ rolling statistics
@@ -369,6 +378,50 @@ def test_detection_report(check, rng, tolerance):
                  (alarms, faults, normal, tolerance), tol=COPIED)
 
 
+def picture(request, build):
+    """Attach the figure ``build()`` makes to this test's feedback; a result that cannot be drawn
+    (a wrong type or shape, which the test itself reports) leaves the picture out."""
+    try:
+        data = build()
+    except Exception:  # noqa: BLE001 - the submission's values did not fit a picture
+        return
+    plots.attach_figure(request, data)
+
+
+def timeline(residuals, yours, theirs):
+    """The residual stream with its faults, and the rolling RMS and std with their limits and
+    alarms: the submission's (solid, upper ticks) beside the reference's (dashed, lower ticks)."""
+    spans = [(start - 6000, stop - 6000) for start, stop in FAULTS.values()]
+    sigma = residuals[:1000].std()
+    rms_limit = 1.1 * np.nanmax(theirs[0][:1000])
+    std_floor = 0.5 * np.nanmin(theirs[1][:1000])
+
+    def alarms(values, low):
+        values = np.asarray(values, dtype=np.float64)
+        if values.shape != residuals.shape:
+            raise ValueError("not a rolling statistic of the stream")
+        with np.errstate(invalid="ignore"):
+            fired = (values < std_floor) if low else (values > rms_limit)
+        fired[:1000] = False
+        return fired
+
+    panels = [plots.panel("residuals (faults shaded; dashed: ±4σ)",
+                          [plots.line("residual", residuals, x0=6000, colour=5)],
+                          spans=[(a + 6000, b + 6000) for a, b in spans],
+                          limits=[4 * sigma, -4 * sigma])]
+    for k, (title, low, limit) in enumerate((("rolling RMS over 50 samples", False, rms_limit),
+                                             ("rolling std over 20 samples", True, std_floor))):
+        panels.append(plots.panel(
+            title, [plots.line("yours", yours[k], x0=6000, colour=0),
+                    plots.line("reference", theirs[k], x0=6000, dashed=True, colour=1)],
+            spans=[(a + 6000, b + 6000) for a, b in spans], limits=[limit],
+            events=[plots.marks("your alarms", alarms(yours[k], low), x0=6000, row=1, colour=0),
+                    plots.marks("reference alarms", alarms(theirs[k], low), x0=6000, colour=1)],
+            x_label="sample"))
+    return plots.figure("Residual monitoring of the faulted stream: yours beside the reference",
+                        panels)
+
+
 _SCENES: dict[str, object] = {}
 
 
@@ -402,10 +455,14 @@ def _faulted_stream(reference):
     return residuals
 
 
-def test_monitors_on_faulted_stream(check, reference):
-    """Rolling RMS (50) and rolling std (20) of the lab's residual stream, and the report of
-    their alarms (limits from the clean hold-out, as in the README)."""
+def test_monitors_on_faulted_stream(check, reference, student, request):
+    """Rolling RMS (50) and rolling std (20) of the lab's residual stream (limits from the clean
+    hold-out, as in the README), pictured beside the reference's."""
     residuals = lab_scene(reference, "residuals")
+    yours = (student.rolling_stat(residuals, 50, "rms"), student.rolling_stat(residuals, 20, "std"))
+    theirs = (reference.rolling_stat(residuals, 50, "rms"),
+              reference.rolling_stat(residuals, 20, "std"))
+    picture(request, lambda: timeline(residuals, yours, theirs))
     check.expect("rolling_stat", lambda m, r: (m.rolling_stat(r, 50, "rms"),
                                                m.rolling_stat(r, 20, "std")), (residuals,),
                  names=("rolling RMS", "rolling std"), promote=False)
