@@ -191,7 +191,8 @@ def _panel_svg(p: dict, top: float) -> str:
         parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{py(value):.1f}" '
                      f'y2="{py(value):.1f}" class="limit"/>')
     for ln in p["lines"]:
-        segments, current = [], []
+        segments: list[list[str]] = []
+        current: list[str] = []
         for x, y in zip(ln["x"], ln["y"]):
             if x is None or y is None:
                 if current:
@@ -229,7 +230,7 @@ def _panel_svg(p: dict, top: float) -> str:
 
 
 def _legend(data: dict, top: float) -> tuple[str, float]:
-    entries = {}
+    entries: dict[tuple[str, int, bool], None] = {}
     for p in data["panels"]:
         for ln in p["lines"]:
             entries.setdefault((ln["label"], ln["colour"], ln["dashed"]), None)
