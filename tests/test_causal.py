@@ -69,3 +69,12 @@ def test_a_changed_shape_or_structure_counts_as_a_change():
     with pytest.raises(CheckFailure, match="structure"):
         assert_causal(lambda s: {"a": 1} if s[-1] == 7 else {"b": 1}, series, 6,
                       name="keys", leak="reads the end")
+
+
+def test_results_that_cannot_be_compared_count_as_changed():
+    class Opaque:
+        def __ne__(self, other):
+            raise RuntimeError("no comparison")
+
+    with pytest.raises(CheckFailure, match="cannot be compared"):
+        assert_causal(lambda s: Opaque(), np.arange(6.0), 3, name="opaque", leak="unknown")

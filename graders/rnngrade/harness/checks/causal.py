@@ -57,18 +57,26 @@ def first_change(before: Any, after: Any, name: str) -> str | None:
     if [label for label, _ in old] != [label for label, _ in new]:
         return f"the structure of {name}"
     for (label, a), (_, b) in zip(old, new):
-        x, y = to_numpy(a), to_numpy(b)
-        if x is None or y is None:
-            if type(a) is not type(b) or a != b:
-                return label
-            continue
-        if x.shape != y.shape or x.dtype != y.dtype:
-            return f"the shape or dtype of {label}"
-        same = (x == y) | ((x != x) & (y != y)) if x.dtype.kind in "fc" else x == y
-        if not np.all(same):
-            index = tuple(int(i) for i in np.argwhere(~np.asarray(same))[0])
-            return f"{label} at {list(index)}" if index else label
+        try:
+            changed = _leaf_change(a, b, label)
+        except Exception:  # noqa: BLE001 - values that cannot be compared cannot be shown equal
+            changed = f"{label} (its values cannot be compared)"
+        if changed is not None:
+            return changed
     return None
+
+
+def _leaf_change(a: Any, b: Any, label: str) -> str | None:
+    x, y = to_numpy(a), to_numpy(b)
+    if x is None or y is None:
+        return label if type(a) is not type(b) or bool(a != b) else None
+    if x.shape != y.shape or x.dtype != y.dtype:
+        return f"the shape or dtype of {label}"
+    same = (x == y) | ((x != x) & (y != y)) if x.dtype.kind in "fc" else x == y
+    if np.all(same):
+        return None
+    index = tuple(int(i) for i in np.argwhere(~np.asarray(same))[0])
+    return f"{label} at {list(index)}" if index else label
 
 
 def assert_causal(run: Callable[[np.ndarray], Any], series: np.ndarray, k: int, *, name: str,
