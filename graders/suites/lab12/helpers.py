@@ -68,9 +68,11 @@ def _as_indices(value: Any) -> Any:
     return out
 
 
+# The two helpers carry the names of the student's functions they call, so that an error raised
+# inside reads "sample raised ValueError: ..." in the student's report.
+
 @helper
-def sample_with_draws(module: Any, parameters: dict, char_to_ix: dict, seed: int,
-                      draws: list) -> dict:
+def sample(module: Any, parameters: dict, char_to_ix: dict, seed: int, draws: list) -> dict:
     """``module.sample(parameters, char_to_ix, seed)`` with ``np.random.choice`` answering
     ``draws`` in order. Returns ``{"indices": what sample returned, "probabilities": (k, V) the
     k probability vectors it passed in}``. NumPy's global random state is restored afterwards."""
@@ -96,12 +98,12 @@ def sample_with_draws(module: Any, parameters: dict, char_to_ix: dict, seed: int
 
 
 def elementwise_clip(gradients: dict, maxValue: float) -> dict:
-    """A correct ``clip`` (element-wise, every key), for ``optimize_step``."""
+    """A correct ``clip`` (element-wise, every key), for the ``optimize`` helper."""
     return {name: np.clip(g, -maxValue, maxValue) for name, g in gradients.items()}
 
 
 @helper
-def optimize_step(module: Any, X: list, Y: list, a_prev: np.ndarray, parameters: dict,
+def optimize(module: Any, X: list, Y: list, a_prev: np.ndarray, parameters: dict,
                   learning_rate: float, own_clip: bool) -> dict:
     """``module.optimize(X, Y, a_prev, parameters, learning_rate)``; with ``own_clip`` False,
     the module's ``clip`` is a correct one during the call. Returns ``{"loss", "gradients" (the

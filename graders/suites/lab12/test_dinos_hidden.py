@@ -1,10 +1,10 @@
 """Hidden suite for lab 12: Dinosaur Island, classic layout (assignments/lab12/README.md). NumPy
 only.
 
-``sample`` is graded through the worker helper ``sample_with_draws`` (helpers.py): the grader
+``sample`` is graded through the worker helper ``sample`` (helpers.py): the grader
 supplies the draws, so the student's function and the reference walk the same path and every
 probability vector can be compared, whatever seeding the student used. ``optimize`` is graded
-through ``optimize_step``, which returns the parameters after the step (the README: updated in
+through the helper ``optimize``, which returns the parameters after the step (the README: updated in
 place); it runs with the student's own ``clip`` where that clip is right on the test's gradients,
 and with a correct one otherwise (and the report says so), so ``optimize`` never loses points
 for a mistake in ``clip``.
@@ -72,7 +72,7 @@ def test_clip_float32(check, rng):
 # ------------------------------------------------------------------ sample
 
 def sample_probe(m, parameters, char_to_ix, seed, draws):
-    return m.helper("sample_with_draws", parameters, char_to_ix, seed, draws)
+    return m.helper("sample", parameters, char_to_ix, seed, draws)
 
 
 def expect_sample(check, name: str, parameters: dict, char_to_ix: dict, seed: int,
@@ -128,7 +128,7 @@ def test_sample_other_vocabulary(check, rng):
 # ------------------------------------------------------------------ optimize
 
 def optimize_probe(m, X, Y, a_prev, parameters, learning_rate, own_clip):
-    return m.helper("optimize_step", X, Y, a_prev, parameters, learning_rate, own_clip)
+    return m.helper("optimize", X, Y, a_prev, parameters, learning_rate, own_clip)
 
 
 def optimize_args(rng: np.random.Generator, n_a: int, length: int, scale: float,
