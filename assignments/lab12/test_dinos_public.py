@@ -58,8 +58,9 @@ def sample_with_draws(m, parameters, char_to_ix, seed, draws):
         np.random.set_state(state)
     if indices is None:
         raise CheckFailure("sample returns None — looks unfinished")
-    return [int(i) for i in indices], np.array(fake.probabilities).reshape(
-        len(fake.probabilities), len(parameters["by"]))
+    probabilities = np.array(fake.probabilities).reshape(len(fake.probabilities),
+                                                         len(parameters["by"]))
+    return np.array([int(i) for i in indices], dtype=np.int64), probabilities
 
 
 def optimize_step(m, X, Y, a_prev, parameters, learning_rate):
@@ -91,18 +92,18 @@ def test_clip(student, vectors):
 def test_sample_short_name(student, vectors):
     """The draws spell "rex" and a newline: four probability vectors, four indices."""
     case = vectors.case("sample_short_name")
-    assert_outputs(sample_with_draws(student, *case.args), case.outputs,
-                   "sample (sample_short_name)", names=("indices", "probabilities"),
-                   inputs=case.args)
+    label = "sample (sample_short_name)"
+    assert_outputs(sample_with_draws(student, *case.args), case.outputs, label,
+                   names=(f"{label} indices", f"{label} probabilities"), inputs=case.args)
 
 
 @pytest.mark.points(2)
 def test_sample_length_cap(student, vectors):
     """No newline among the draws: 50 characters, then the newline appended."""
     case = vectors.case("sample_length_cap")
-    assert_outputs(sample_with_draws(student, *case.args), case.outputs,
-                   "sample (sample_length_cap)", names=("indices", "probabilities"),
-                   inputs=case.args)
+    label = "sample (sample_length_cap)"
+    assert_outputs(sample_with_draws(student, *case.args), case.outputs, label,
+                   names=(f"{label} indices", f"{label} probabilities"), inputs=case.args)
 
 
 # ------------------------------------------------------------------ optimize

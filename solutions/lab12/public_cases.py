@@ -49,8 +49,9 @@ def sample_with_draws(m, parameters, char_to_ix, seed, draws):
     finally:
         np.random.choice = original
         np.random.set_state(state)
-    return [int(i) for i in indices], np.array(fake.probabilities).reshape(
-        len(fake.probabilities), len(parameters["by"]))
+    probabilities = np.array(fake.probabilities).reshape(len(fake.probabilities),
+                                                         len(parameters["by"]))
+    return np.array([int(i) for i in indices], dtype=np.int64), probabilities
 
 
 def optimize_step(m, X, Y, a_prev, parameters, learning_rate):
