@@ -39,14 +39,17 @@ class _Draws:
         if len(self.probabilities) >= MAX_DRAWS:
             raise RuntimeError(f"sample drew more than {MAX_DRAWS} characters in one call: "
                                "does your loop stop at the newline and after 50 draws?")
-        pool = np.arange(a) if np.ndim(a) == 0 else np.asarray(a)
-        if p is None:
-            self.probabilities.append(np.full(len(pool), 1.0 / len(pool)))
-        else:
+        pool = None if np.ndim(a) == 0 else np.asarray(a)
+        count = int(a) if pool is None else len(pool)
+        if p is not None:
             self.probabilities.append(np.array(p, dtype=np.float64).ravel())
+        else:  # uniform draws; a row that cannot be the model's is reported as NaN anyway
+            self.probabilities.append(np.full(count, 1.0 / count) if count <= 10_000
+                                      else np.empty(0))
         step = len(self.probabilities) - 1
-        if step < len(self.supplied):
-            value = pool[self.supplied[step]]
+        if step < len(self.supplied) and self.supplied[step] < count:
+            k = self.supplied[step]
+            value = k if pool is None else pool[k]
         else:
             value = np.asarray(drawn).ravel()[0]
         if isinstance(drawn, np.ndarray):
