@@ -14,10 +14,10 @@ import pytest
 
 from rnngrade.diagnosis.mutants import Mutant, load_mutant_table
 from rnngrade.grading.engine import grade
+from rnngrade.harness.source.module_builder import build_module
 from rnngrade.labs import get_lab
 from rnngrade.paths import course_root
 from rnngrade.results.model import GradeResult
-from rnngrade.submission.module_builder import build_module
 
 LAB = get_lab("lab12")
 MUTANTS = load_mutant_table(LAB.suite_dir() / "mutants.py")

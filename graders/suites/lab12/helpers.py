@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.worker_helpers import helper
+from rnngrade.harness.worker_helpers import helper
 
 CLASSIC_KEYS = ("dWaa", "dWax", "dWya", "db", "dby")
 PARAMETER_KEYS = ("Wax", "Waa", "Wya", "b", "by")
