@@ -176,10 +176,11 @@ def optimize(X: list, Y: list, a_prev: np.ndarray, parameters: dict,
 
 
 def model(names: list, ix_to_char: dict, char_to_ix: dict, num_iterations: int = 35000,
-          n_a: int = 50, dino_names: int = 7, vocab_size: int = 27, verbose: bool = False,
-          seed: int = 0) -> dict:
-    """Train on ``names`` (strings of lower-case letters), one name per step, and print
-    ``dino_names`` sampled names every 2000 steps. Returns the trained parameters."""
+          n_a: int = 50, dino_names: int = 7, vocab_size: int = 27, seed: int = 0) -> dict:
+    """Train on ``names`` (strings of lower-case letters), one name per step, and print the
+    smoothed loss and ``dino_names`` sampled names every 2000 steps. Returns the trained
+    parameters. Example, from the folder of ``dinos.txt``:
+    ``model(open("dinos.txt").read().split(), ix_to_char, char_to_ix, 20001)``."""
     parameters = initialize_parameters(n_a, vocab_size, vocab_size)
     loss = get_initial_loss(vocab_size, dino_names)
     examples = [name.strip() for name in names if name.strip()]
@@ -190,7 +191,7 @@ def model(names: list, ix_to_char: dict, char_to_ix: dict, num_iterations: int =
         Y = X[1:] + [char_to_ix["\n"]]
         curr_loss, _, a_prev = optimize(X, Y, a_prev, parameters)
         loss = smooth(loss, curr_loss)
-        if verbose and j % 2000 == 0:
+        if j % 2000 == 0:
             print(f"Iteration: {j}, Loss: {loss:.6f}\n")
             for k in range(dino_names):
                 print(get_sample(sample(parameters, char_to_ix, k), ix_to_char), end="")
