@@ -31,6 +31,7 @@ CLASSIC_FILES: dict[str, tuple[str | None, frozenset[str]]] = {
     "clip_global_norm.py": ("clip_by_global_norm_instead", frozenset({"clip"})),
     "sample_argmax.ipynb": ("sample_argmax", frozenset({"sample"})),
     "sample_x_not_updated.py": ("sample_x_not_updated", frozenset({"sample"})),
+    "sample_x_not_reset.ipynb": ("sample_x_not_reset", frozenset({"sample"})),
     "sample_a_prev_not_carried.ipynb": ("sample_a_prev_not_carried", frozenset({"sample"})),
     "sample_no_newline_at_cap.ipynb": ("sample_no_newline_at_cap", frozenset({"sample"})),
     "sample_p_not_raveled.ipynb": ("sample_p_not_raveled", frozenset({"sample"})),

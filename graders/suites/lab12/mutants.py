@@ -43,6 +43,17 @@ MUTANTS = [
         edits=(("        x = np.zeros((vocab_size, 1))\n        x[idx] = 1\n", ""),),
     ),
     Mutant(
+        name="sample_x_not_reset",
+        function="sample",
+        description="x is not cleared before the new character's 1 is set: it keeps the ones of "
+        "the characters drawn before",
+        hint="Your first two probability vectors are right and the later ones are not. x must be "
+        "the one-hot vector of the last character only: start from a zero vector before "
+        "setting x[idx] = 1.",
+        edits=(("        x = np.zeros((vocab_size, 1))\n        x[idx] = 1\n",
+                "        x[idx] = 1\n"),),
+    ),
+    Mutant(
         name="sample_a_prev_not_carried",
         function="sample",
         description="the hidden state is not carried to the next step (a_prev stays zero)",
