@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--labs", nargs="*", default=[f"lab{i}" for i in range(1, 8)])
-    parser.add_argument("-n", type=int, default=5, help="runs of each measure (median)")
+    parser.add_argument("-n", type=int, default=3, help="runs of each measure (median)")
     parser.add_argument("--large", action="store_true", help="also a batch of 200 (one run)")
     args = parser.parse_args(argv)
     labs = [lab for lab in args.labs
