@@ -209,7 +209,7 @@ class StandIns:
             return True
         if not isinstance(got, list) or len(got) != len(calls):
             return True
-        for value, (args, result) in zip(got, calls):
+        for value, (args, result, *_) in zip(got, calls):
             want = result[:head] if head is not None else result
             try:
                 compared = compare_tree(tuple(value) if isinstance(value, list) and
@@ -256,7 +256,11 @@ def record_calls(reference: ModuleProxy, callees: frozenset[str], call: tuple) -
                 value = original(*a, **k)
             finally:
                 inside.pop()
-            found[callee].append([bound, _detached(value)])
+            entry = [bound, _detached(value)]
+            slopes = jacobians(original, a, k)
+            if slopes is not None:
+                entry.append(slopes)
+            found[callee].append(entry)
             return value
 
         return record
@@ -273,3 +277,45 @@ def record_calls(reference: ModuleProxy, callees: frozenset[str], call: tuple) -
             setattr(module, callee, original)
         reference.calls.clear()
     return found
+
+
+MAX_JACOBIAN_ENTRIES = 2_000_000  # per recorded call; a larger one is left out (values only)
+
+
+def _real_view(t: Any) -> Any:
+    import torch
+
+    return torch.view_as_real(t) if t.is_complex() else t
+
+
+def jacobians(function: Callable[..., Any], args: tuple, kwargs: dict) -> dict | None:
+    """For a call whose tensor arguments take part in autograd: the Jacobian of each output
+    tensor with respect to each of those arguments, complex tensors as pairs of reals
+    (``{"wrt": [i, ...], "blocks": [[J(out_k, arg_i) for i in wrt] for k]}``), so a replayed
+    result can carry the exact derivatives (``worker_helpers._Replay``). None when no argument
+    requires a gradient, or when the Jacobians would be too large."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    wrt = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
+    if not wrt:
+        return None
+    fixed = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
+    complex_in = [args[i].is_complex() for i in wrt]
+
+    def real_function(*reals: Any) -> tuple:
+        call = list(fixed)
+        for i, r, is_complex in zip(wrt, reals, complex_in):
+            call[i] = torch.view_as_complex(r) if is_complex else r
+        out = function(*call, **kwargs)
+        leaves = [out] if isinstance(out, torch.Tensor) else list(out)
+        return tuple(_real_view(leaf) for leaf in leaves)
+
+    inputs = tuple(_real_view(args[i].detach()).clone() for i in wrt)
+    with torch.no_grad():
+        sizes = [leaf.numel() for leaf in real_function(*inputs)]
+    if sum(sizes) * sum(x.numel() for x in inputs) > MAX_JACOBIAN_ENTRIES:
+        return None
+    with torch.enable_grad():
+        blocks = torch.autograd.functional.jacobian(real_function, inputs)
+    return {"wrt": wrt, "blocks": [[b.detach().clone() for b in row] for row in blocks]}
