@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from rnngrade.checks.compare import CheckFailure, assert_close, compare
+from rnngrade.checks.feeding import check_on_caches, forward_problem
 from rnngrade.checks.gradcheck import numeric_gradient, relative_error, sample_indices
 from rnngrade.checks.structure import assert_outputs
 from rnngrade.checks.tolerance import EXACT, Tolerance, tolerance_for
@@ -65,7 +66,9 @@ __all__ = [
     "Tolerance",
     "assert_close",
     "assert_outputs",
+    "check_on_caches",
     "compare",
+    "forward_problem",
     "load_student",
     "numeric_gradient",
     "points",
