@@ -10,9 +10,9 @@ submission's ``G``, provided the submission's ``G`` fails on the very calls a co
 2. the submission's ``G`` is run on those arguments; if it agrees with the recorded results (its
    outputs, a trailing cache aside) it is not the cause and nothing is replaced;
 3. otherwise, while ``F`` runs, ``G`` is replaced in the submission's module by a stand-in
-   (``rnngrade.worker_helpers.install_stand_in``) that answers the calls the submission's own
-   code makes with the recorded results when their arguments agree, and hands any other call to
-   the submission's ``G``. A lab may register a differentiable stand-in
+   (``rnngrade.harness.worker_helpers.install_stand_in``) that answers the calls the
+   submission's own code makes with the recorded results when their arguments agree, and hands
+   any other call to the submission's ``G``. A lab may register a differentiable stand-in
    ``stand_in_<G>`` in its helpers (built on torch's own layers, for checks through autograd).
 
 The reference never enters the worker: only its results on the test's inputs do, and only for a
@@ -32,11 +32,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from rnngrade.checks.structure import compare_tree
-from rnngrade.checks.tolerance import tolerance_for
 from rnngrade.grading.memo import ExpectationMemo, copy_tree
-from rnngrade.runner.base import FunctionRef, StudentError
-from rnngrade.runner.proxy import CallRecord, ModuleProxy
+from rnngrade.harness.checks.structure import compare_tree
+from rnngrade.harness.checks.tolerance import tolerance_for
+from rnngrade.harness.runner.base import FunctionRef, StudentError
+from rnngrade.harness.runner.proxy import CallRecord, ModuleProxy
 
 Recorded = dict[str, list[list[Any]]]  # callee → [[args, result], ...]
 

@@ -3,7 +3,7 @@ student's code")."""
 
 from collections.abc import Callable
 
-from rnngrade.worker_helpers import function
+from rnngrade.harness.worker_helpers import function
 
 
 @function

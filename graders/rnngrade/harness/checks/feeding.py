@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rnngrade.checks.compare import CheckFailure
-from rnngrade.checks.structure import compare_tree
-from rnngrade.checks.tolerance import tolerance_for
-from rnngrade.runner.base import MISSING_FUNCTION, NOT_IMPLEMENTED, StudentError
+from rnngrade.harness.checks.compare import CheckFailure
+from rnngrade.harness.checks.structure import compare_tree
+from rnngrade.harness.checks.tolerance import tolerance_for
+from rnngrade.harness.runner.base import MISSING_FUNCTION, NOT_IMPLEMENTED, StudentError
 
 
 def forward_problem(student: Any, forward: str, args: tuple, expected: tuple,
