@@ -114,3 +114,11 @@ def test_figures_split_a_test_of_several_functions_by_its_cases():
     wrong_elsewhere = tally(result, {"masked_softmax": Verdict("masked_softmax", "x")})
     assert wrong_elsewhere.correct_losing == 1 and wrong_elsewhere.wrong_full_marks == 1
     assert np.isclose(result.tests[0].score, 4 * 2 / 3)
+
+
+def test_a_missing_callee_is_stood_in_for_and_the_note_says_it_is_missing(tmp_path):
+    result, tests = _grade_lab1(tmp_path, ("def rnn_cell_forward(", "def my_cell("))
+    assert tests["test_rnn_cell_forward_random"].score == 0
+    assert tests["test_rnn_forward_random"].score == tests["test_rnn_forward_random"].max_score
+    assert any("a correct `rnn_cell_forward` in place of yours, which is missing" in note
+               for note in result.notes), result.notes

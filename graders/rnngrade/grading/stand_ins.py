@@ -35,7 +35,7 @@ from typing import Any
 from rnngrade.grading.memo import ExpectationMemo, copy_tree
 from rnngrade.harness.checks.structure import compare_tree
 from rnngrade.harness.checks.tolerance import tolerance_for
-from rnngrade.harness.runner.base import FunctionRef, StudentError
+from rnngrade.harness.runner.base import MISSING_FUNCTION, FunctionRef, StudentError
 from rnngrade.harness.runner.inprocess import InProcessRunner
 from rnngrade.harness.runner.proxy import CallRecord, ModuleProxy
 
@@ -95,6 +95,7 @@ class Use:
     callee: str
     recorded: int  # calls a correct caller makes
     answered: int = 0  # of those, how many the submission's code made
+    reason: str = "gives wrong results"  # what the submission's own callee does on them
 
 
 @dataclass(eq=False)
@@ -162,28 +163,32 @@ class StandIns:
         except Exception:  # noqa: BLE001 - a call the reference cannot make (an argument that
             # came from the submission, such as a handle to its cache): nothing to replay
             return run(self.student)
-        failing = {callee: calls for callee, calls in recorded.items()
-                   if calls and self._fails(callee, calls)}
+        reasons = {callee: self._fails(callee, calls) for callee, calls in recorded.items()
+                   if calls}
+        failing = {callee: recorded[callee] for callee, reason in reasons.items() if reason}
         if not failing:
             return run(self.student)
-        with self._installed(failing):
+        with self._installed(failing, reasons):
             return run(self.student)
 
     @contextmanager
-    def _installed(self, failing: Recorded) -> Iterator[None]:
+    def _installed(self, failing: Recorded, reasons: dict[str, str]) -> Iterator[None]:
         runner = self.student.runner
-        for callee, calls in failing.items():
-            if callee in self.builtins:
-                answers = FunctionRef(f"stand_in_{callee}")
-            else:
-                tol = tolerance_for(*calls[0][0])
-                answers = FunctionRef("replay", (calls, tol.atol, tol.rtol))
-            runner.call_helper("install_stand_in", (callee, answers))
-            self.used.setdefault(callee, Use(callee, 0))
         try:
+            for callee, calls in failing.items():
+                if callee in self.builtins:
+                    answers = FunctionRef(f"stand_in_{callee}")
+                else:
+                    tol = tolerance_for(*calls[0][0])
+                    answers = FunctionRef("replay", (calls, tol.atol, tol.rtol))
+                self.used.setdefault(callee, Use(callee, 0, reason=reasons[callee]))
+                runner.call_helper("install_stand_in", (callee, answers))
             yield
         finally:
-            answered = runner.call_helper("remove_stand_ins", ()).value
+            try:
+                answered = runner.call_helper("remove_stand_ins", ()).value
+            except StudentError:  # the worker is gone, and its stand-ins with it
+                answered = {}
             for callee, calls in failing.items():
                 use = self.used[callee]
                 use.recorded += len(calls)
@@ -203,17 +208,17 @@ class StandIns:
             return record()
         return self.memo.compute(key, "reference", record)
 
-    def _fails(self, callee: str, calls: list[list[Any]]) -> bool:
-        """Whether the submission's ``callee`` misses a recorded result (or raises, or is
-        missing) on the recorded arguments."""
+    def _fails(self, callee: str, calls: list[list[Any]]) -> str:
+        """What is wrong with the submission's ``callee`` on the recorded arguments ("" when it
+        gives every recorded result)."""
         head = _outputs(calls[0][1])
         try:
             got = self.student.runner.call_helper(
                 "call_each", (callee, [c[0] for c in calls], head)).value
-        except StudentError:
-            return True
+        except StudentError as error:
+            return "is missing" if error.kind == MISSING_FUNCTION else "raises an error"
         if not isinstance(got, list) or len(got) != len(calls):
-            return True
+            return "gives wrong results"
         for value, (args, result, *_) in zip(got, calls):
             want = result[:head] if head is not None else result
             try:
@@ -221,22 +226,26 @@ class StandIns:
                                         isinstance(want, tuple) else value, want,
                                         tolerance_for(*args), callee, None, None)
             except Exception:  # noqa: BLE001 - whatever came back cannot be compared
-                return True
+                return "gives wrong results"
             if any(not c.ok for c in compared):
-                return True
-        return False
+                return "gives wrong results"
+        return ""
 
     def prefix(self) -> str:
-        return (f"(checked with a correct {self._names()} in place of yours, which gives wrong "
-                "results on the calls this check makes)\n")
+        return f"(checked with {self._replaced('this check')})\n"
 
     def note(self, caller: str) -> str:
-        return (f"`{caller}` was graded with a correct {self._names()} in place of yours, "
-                f"which gives wrong results on the calls `{caller}` makes: `{caller}` loses no "
-                "points for that mistake")
+        return (f"`{caller}` was graded with {self._replaced(f'`{caller}`')}: `{caller}` loses "
+                "no points for that mistake")
 
-    def _names(self) -> str:
-        return ", ".join(f"`{use.callee}`" for use in self.used.values())
+    def _replaced(self, caller: str) -> str:
+        """``a correct `G` in place of yours, which gives wrong results on the calls X makes``."""
+        uses = list(self.used.values())
+        names = ", ".join(f"`{use.callee}`" for use in uses)
+        reasons = {use.reason for use in uses}
+        why = (f"which {reasons.pop()}" if len(reasons) == 1 else "which " + ", ".join(
+            f"`{use.callee}` {use.reason}" for use in uses).replace("which `", "where `", 1))
+        return f"a correct {names} in place of yours, {why} on the calls {caller} makes"
 
 
 def record_calls(reference: ModuleProxy, callees: frozenset[str], call: tuple) -> Recorded:
