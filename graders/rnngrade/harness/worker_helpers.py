@@ -431,9 +431,8 @@ def call_each(module: Any, function: str, calls: list, head: int | None = None) 
     """``module.function(*args)`` for each ``args`` in ``calls``; only the first ``head`` items
     of a tuple result (None: all of it)."""
     target = getattr(module, function)
-    results = []
-    for args in calls:
-        value = target(*args)
-        results.append(value[:head] if head is not None and isinstance(value, tuple | list)
-                       else value)
-    return results
+
+    def first(value: Any) -> Any:
+        return value[:head] if head is not None and isinstance(value, tuple | list) else value
+
+    return [first(target(*args)) for args in calls]
