@@ -122,3 +122,19 @@ def test_a_missing_callee_is_stood_in_for_and_the_note_says_it_is_missing(tmp_pa
     assert tests["test_rnn_forward_random"].score == tests["test_rnn_forward_random"].max_score
     assert any("a correct `rnn_cell_forward` in place of yours, which is missing" in note
                for note in result.notes), result.notes
+
+
+def test_an_unfinished_cell_is_stood_in_for_but_an_unfinished_caller_stays_unfinished(tmp_path):
+    cell_body = "    a_next = np.tanh(pre_activation)\n"
+    source = strip_markers(get_lab("lab1").solution_path().read_text())
+    assert source.count(cell_body) == 1
+    result, tests = _grade_lab1(tmp_path, (cell_body, "    raise NotImplementedError\n"))
+    assert tests["test_rnn_forward_random"].score == tests["test_rnn_forward_random"].max_score
+    stub = get_lab("lab1").stub_path()
+    folder = tmp_path / "stub"
+    folder.mkdir()
+    (folder / stub.name).write_text(stub.read_text())
+    graded = grade(folder, "lab1", inprocess=True, device="cpu")
+    assert graded.score == 0
+    assert not any("in place of yours" in t.message for t in graded.tests)
+    assert not any("in place of yours" in note for note in graded.notes)

@@ -33,7 +33,7 @@ from rnngrade.harness.checks.compare import (
 )
 from rnngrade.harness.checks.structure import compare_tree
 from rnngrade.harness.checks.tolerance import Tolerance, tolerance_for
-from rnngrade.harness.runner.base import EXCEPTION, StudentError
+from rnngrade.harness.runner.base import EXCEPTION, NOT_IMPLEMENTED, StudentError
 from rnngrade.harness.runner.proxy import ModuleProxy
 
 Probe = Callable[..., Any]
@@ -88,8 +88,9 @@ class Checker:
             try:
                 got = attempt(fair)
             except (CheckFailure, StudentError) as second:
-                if not fair.used:
-                    raise first from None
+                if not fair.used or (isinstance(second, StudentError)
+                                     and second.kind == NOT_IMPLEMENTED):
+                    raise first from None  # nothing replaced, or the function itself unfinished
                 second.message = fair.prefix() + second.message
                 raise second from None
             if not fair.used or not fair.complete:
@@ -101,8 +102,8 @@ class Checker:
         """Whether a failure may be another function's fault: the check ran a function that
         calls another graded function (``stand_ins.py``)."""
         if isinstance(failure, StudentError):
-            if failure.kind != EXCEPTION:
-                return False
+            if failure.kind not in (EXCEPTION, NOT_IMPLEMENTED):
+                return False  # a time or memory limit would only be hit again
             ran = {failure.function, *(r.function for r in self.student.calls)}
         else:
             ran = {r.function for r in self.student.calls}
