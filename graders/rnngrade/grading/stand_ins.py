@@ -24,7 +24,6 @@ is ``F``'s own, and its message says ``G`` was replaced.
 from __future__ import annotations
 
 import ast
-import functools
 import inspect
 import sys
 from collections.abc import Callable, Iterator
@@ -42,7 +41,6 @@ from rnngrade.harness.runner.proxy import CallRecord, ModuleProxy
 Recorded = dict[str, list[list[Any]]]  # callee → [[args, result], ...]
 
 
-@functools.lru_cache(maxsize=32)
 def callees_of(source: str, functions: tuple[str, ...]) -> dict[str, frozenset[str]]:
     """For each graded function of a reference source, the other graded functions it calls by
     name (``{"rnn_forward": {"rnn_cell_forward"}, ...}``; functions that call none are left out).
