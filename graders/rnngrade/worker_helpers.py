@@ -266,3 +266,17 @@ def sin_sum_of(x: np.ndarray) -> Callable[[], float]:
 
 HELPERS = GENERIC.helpers  # name → generic helper
 FUNCTIONS = GENERIC.functions  # name → generic FunctionRef factory
+
+
+# ------------------------------------------------------------------ tests graded by outcome
+
+@helper
+def prepare_outcome(module: Any, seed: int) -> dict[str, bool]:
+    """Before a test graded by outcome (in its own fresh worker): one thread everywhere, and
+    NumPy's, ``random``'s and torch's global generators seeded with ``seed``, TF32 off."""
+    from rnngrade.checks.outcome import pin_threads
+    from rnngrade.checks.seeding import seed_everything
+
+    pinned = pin_threads()
+    seed_everything(seed)
+    return pinned

@@ -28,7 +28,8 @@ from rnngrade.grading.memo import EXPECTATION_MEMO, ExpectationMemo
 from rnngrade.grading.plugin import CHECK_KEY, LAB_ASSETS
 from rnngrade.grading.scoring import CaseOf
 from rnngrade.grading.session import report_sections
-from rnngrade.results.model import BUDGET_MESSAGE, CaseResult, FailureKind, Outcome
+from rnngrade.grading.outcome import OUTCOME_KEY
+from rnngrade.results.model import BUDGET_MESSAGE, CaseResult, FailureKind, Measurement, Outcome
 from rnngrade.runner.proxy import ModuleProxy
 
 
@@ -47,6 +48,8 @@ class OutcomeCollector:
     places: dict[str, str] = field(default_factory=dict)  # test name -> "file:line"
     cases: dict[str, CaseResult] = field(default_factory=dict)
     checks: dict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
+    measurements: dict[str, list[Measurement]] = field(
+        default_factory=lambda: defaultdict(list))  # tests graded by outcome, by node id
     faults: list[str] = field(default_factory=list)  # grader faults, for the instructor
     log: io.StringIO = field(default_factory=io.StringIO)
     notes: dict[str, None] = field(default_factory=dict)  # from tests (NOTE_KEY), in order
@@ -56,6 +59,7 @@ class OutcomeCollector:
         self.notes = {}
         self.cases = {}
         self.checks = defaultdict(list)
+        self.measurements = defaultdict(list)
         self.faults = []
         self.log = io.StringIO()
 
@@ -103,6 +107,8 @@ class OutcomeCollector:
         for key, value in report.user_properties:
             if key == CHECK_KEY and report.when == "call":
                 self.checks[report.nodeid].append(cast("dict[str, Any]", value))
+            elif key == OUTCOME_KEY and report.when == "call":
+                self.measurements[report.nodeid].append(Measurement.from_data(value))
             elif key == NOTE_KEY:
                 self.notes[str(value)] = None
         previous = self.cases.get(report.nodeid)

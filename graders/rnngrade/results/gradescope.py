@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from rnngrade.formatting import format_points
-from rnngrade.results.model import GradeResult, Outcome, TestResult
+from rnngrade.results.model import GradeResult, Measurement, Outcome, TestResult
 
 
 def test_output(test: TestResult) -> str:
     """The student-facing text of one test: message, diagnosis, hint."""
-    lines = []
+    lines = [f"{'' if m.passed else 'missed: '}{m.text} (measured on {m.device})"
+             for m in test.measurements]
     if test.message:
         lines.append(test.message)
     lines += [f"likely mistake: {d}" for d in test.diagnosis]
@@ -38,6 +39,16 @@ def overall_output(result: GradeResult) -> str:
     return "\n".join(lines)
 
 
+def measurement_data(m: Measurement) -> dict[str, Any]:
+    """One measurement of a test graded by outcome, with its sentence as ``text``."""
+    return {"name": m.name, "value": m.value, "bound": m.bound, "threshold": m.threshold,
+            "passed": m.passed, "unit": m.unit, "context": m.context, "text": m.text,
+            "device": m.device,
+            "baselines": [{"label": b.label, "value": b.value} for b in m.baselines],
+            "curve": list(m.curve), "reference_curve": list(m.reference_curve),
+            "curve_label": m.curve_label}
+
+
 def to_gradescope(result: GradeResult) -> dict[str, Any]:
     return {
         "score": result.score,
@@ -62,6 +73,7 @@ def to_gradescope(result: GradeResult) -> dict[str, Any]:
                 "cases_total": test.cases_total,
                 "cases_skipped": test.cases_skipped,
                 "execution_time": test.seconds,
+                "measurements": [measurement_data(m) for m in test.measurements],
             }
             for test in result.tests
         ],
