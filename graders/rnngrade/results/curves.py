@@ -57,7 +57,7 @@ def curve_svg(m: Measurement) -> Markup:
         y = TOP + (bottom - TOP) * (high - threshold) / (high - low)
         parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" '
                      f'stroke="{BAND_COLOUR}" stroke-dasharray="2 3"/>')
-        parts.append(_text(WIDTH - RIGHT - 4, y - 4, f"band: {m.bound} {m.figure(threshold)} "
+        parts.append(_text(WIDTH - RIGHT - 4, y - 4, f"band: {m.bound} {m.band()} "
                            f"({m.name})", "end", BAND_COLOUR))
     if reference:
         parts.append(f'<polyline fill="none" stroke="{REFERENCE_COLOUR}" stroke-width="1.5" '

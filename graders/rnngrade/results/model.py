@@ -148,11 +148,16 @@ class Measurement:
     curve_label: str = ""
 
     def figure(self, value: float | None) -> str:
-        """``value`` formatted like this measurement's figures ("0.391", "97.7%")."""
+        """A measured figure as the reports print it: "0.391", "97.7%", "1.43e+04"."""
         if value is None:
             return "no figure"
-        return f"{100 * value:.1f}%" if self.unit == "%" else f"{value:.3g}" if abs(
-            value) >= 100 else f"{value:.3f}"
+        if self.unit == "%":
+            return f"{100 * value:.1f}%"
+        return f"{value:.3g}" if abs(value) >= 100 or 0 < abs(value) < 1e-3 else f"{value:.3f}"
+
+    def band(self) -> str:
+        """The band's edge as written in the suite: "0.42", "5", "90%"."""
+        return f"{100 * self.threshold:g}%" if self.unit == "%" else f"{self.threshold:g}"
 
     @property
     def text(self) -> str:
@@ -162,7 +167,7 @@ class Measurement:
         head = f"{self.name} {self.figure(self.value)}{unit if self.value is not None else ''}"
         if self.context:
             head += f" {self.context}"
-        parts = [head, f"needs {self.bound} {self.figure(self.threshold)}"]
+        parts = [head, f"needs {self.bound} {self.band()}"]
         parts += [f"{b.label} {self.figure(b.value)}" for b in self.baselines]
         return "; ".join(parts)
 

@@ -10,7 +10,8 @@ Fixtures (from the pytest plugin the course's ``conftest.py`` registers):
 - ``rng``: a NumPy Generator seeded from the test's id (the same numbers on every run).
 
 Markers: ``@points(n)`` (or ``@pytest.mark.points(n)``): what a public test is worth in the
-closing summary.
+closing summary; ``@pytest.mark.outcome(...)``: a training run, run only with ``pytest --outcome``
+(``progress(student, function, every, total)`` prints a line every ``every`` calls meanwhile).
 
 Comparisons raise ``CheckFailure`` with a message that names the output, the shape, the dtype,
 how many entries are off, the largest error and where, and the tolerance with its reason.
@@ -24,6 +25,7 @@ import pytest
 
 from rnngrade.checks.compare import CheckFailure, assert_close, compare
 from rnngrade.checks.gradcheck import numeric_gradient, relative_error, sample_indices
+from rnngrade.checks.outcome import progress
 from rnngrade.checks.structure import assert_outputs
 from rnngrade.checks.tolerance import EXACT, Tolerance, tolerance_for
 from rnngrade.checks.vectors import Case, PublicVectors
@@ -69,6 +71,7 @@ __all__ = [
     "load_student",
     "numeric_gradient",
     "points",
+    "progress",
     "relative_error",
     "sample_indices",
     "tolerance_for",
