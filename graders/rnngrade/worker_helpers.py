@@ -27,6 +27,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from rnngrade.checks.compare import UNFINISHED, to_numpy
+from rnngrade.checks.seeding import seed_everything
+from rnngrade.checks.threads import pin_threads
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -274,9 +276,6 @@ FUNCTIONS = GENERIC.functions  # name → generic FunctionRef factory
 def prepare_outcome(module: Any, seed: int) -> dict[str, bool]:
     """Before a test graded by outcome (in its own fresh worker): one thread everywhere, and
     NumPy's, ``random``'s and torch's global generators seeded with ``seed``, TF32 off."""
-    from rnngrade.checks.outcome import pin_threads
-    from rnngrade.checks.seeding import seed_everything
-
     pinned = pin_threads()
     seed_everything(seed)
     return pinned

@@ -9,9 +9,6 @@ NumPy's BLAS one thread each, as the grader does, so the figures match the grade
 
 from __future__ import annotations
 
-import ctypes
-import os
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,11 +16,12 @@ from typing import Any
 
 import pytest
 
+from rnngrade.checks.threads import pin_threads
+
+__all__ = ["MARKER", "PUBLIC_SKIP", "pin_threads", "progress"]
+
 MARKER = "outcome"
 PUBLIC_SKIP = "a training run: run it with  pytest --outcome  (it takes a while)"
-_BLAS_THREAD_SETTERS = ("openblas_set_num_threads", "scipy_openblas_set_num_threads64_",
-                        "scipy_openblas_set_num_threads", "openblas_set_num_threads64_",
-                        "MKL_Set_Num_Threads")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -50,35 +48,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.get_closest_marker(MARKER) is not None and "suites" not in Path(
                 item.path).parts:
             item.add_marker(pytest.mark.skip(reason=PUBLIC_SKIP))
-
-
-def pin_threads() -> dict[str, bool]:
-    """One thread for every pool this process may use: ``OMP_NUM_THREADS=1`` for pools that
-    start later, torch's intra-op pool, and the BLAS library NumPy loaded (found in
-    ``/proc/self/maps``, set through its own ``*_set_num_threads``). Returns what was pinned."""
-    os.environ["OMP_NUM_THREADS"] = "1"
-    pinned = {"torch": False, "blas": False}
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(1)
-        pinned["torch"] = torch.get_num_threads() == 1
-    try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
-            paths = {line.split()[-1] for line in maps
-                     if "blas" in line.lower() or "libmkl_rt" in line}
-    except OSError:
-        paths = set()
-    for path in sorted(p for p in paths if p.startswith("/")):
-        try:
-            library = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for name in _BLAS_THREAD_SETTERS:
-            setter = getattr(library, name, None)
-            if setter is not None:
-                setter(1)
-                pinned["blas"] = True
-    return pinned
 
 
 def _say(line: str) -> None:

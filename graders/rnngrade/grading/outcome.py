@@ -42,7 +42,6 @@ from rnngrade.checks.seeding import seed_everything, seed_from_name
 from rnngrade.errors import SuiteError
 from rnngrade.results.model import Baseline, Measurement
 from rnngrade.results.sanitize import clean_curve
-from rnngrade.runner.base import StudentError
 
 MARKER = "outcome"
 OUTCOME_KEY = "rnngrade_outcome"  # item.user_properties: one Measurement per figure
@@ -138,18 +137,15 @@ def _points(item: pytest.Item) -> str:
 
 def prepare_worker(item: pytest.Item, student: Any) -> None:
     """Before an outcome test's body: a fresh worker, one thread, every generator seeded.
-    Called by ``runner.limits`` once the test's limits are in place. A submission that cannot
-    load is left for the test body to report."""
+    Called by ``runner.limits`` once the test's limits are in place; a submission that cannot
+    load (or breaks the generators) fails the test here, as its own error."""
     seed = outcome_seed(item)
     runner = student.runner
     while runner is not None and not hasattr(runner, "restart"):
         runner = getattr(runner, "runner", None)
     if runner is not None:
         runner.restart()
-    try:
-        student.helper("prepare_outcome", seed)
-    except StudentError:
-        pass
+    student.helper("prepare_outcome", seed)
 
 
 def outcome_seed(item: pytest.Item) -> int:
@@ -197,7 +193,7 @@ def _device(student: Any) -> str:
 def _pin_here() -> Callable[[], None]:
     """One thread for torch and OpenMP in this process; returns what undoes it (BLAS threads
     are left at one: NumPy gives no portable way to read them back)."""
-    from rnngrade.checks.outcome import pin_threads
+    from rnngrade.checks.threads import pin_threads
 
     torch = sys.modules.get("torch")
     before = torch.get_num_threads() if torch is not None else None

@@ -16,7 +16,6 @@ import pytest
 
 from rnngrade.checks.plugin import lab_of
 from rnngrade.errors import SuiteError
-from rnngrade.grading.outcome import is_outcome, outcome_spec, prepare_worker
 from rnngrade.labs import Lab, UnknownLabError, get_lab
 from rnngrade.runner.proxy import ModuleProxy
 from rnngrade.sandbox.limits import Limits
@@ -27,6 +26,8 @@ MARKER = "limits"
 def limits_for(lab: Lab, item: pytest.Item) -> Limits:
     """The limits of ``item``'s calls into the submission: ``lab.limits`` overridden by the
     ``limits`` markers on the item, the closest last. SuiteError for a malformed marker."""
+    from rnngrade.grading.outcome import outcome_spec  # a plugin of its own: imported late
+
     limits = lab.limits
     spec = outcome_spec(item)  # a test graded by outcome: its own limits, a marker's override
     if spec is not None:
@@ -77,5 +78,7 @@ def pytest_runtest_setup(item: pytest.Item):
     student = getattr(item, "funcargs", {}).get("student")
     if lab is not None and isinstance(student, ModuleProxy):
         student.use_limits(limits_for(lab, item))
+        from rnngrade.grading.outcome import is_outcome, prepare_worker
+
         if is_outcome(item):
             prepare_worker(item, student)
