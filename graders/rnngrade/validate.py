@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import tempfile
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -164,7 +165,7 @@ def _check_margins(report: LabReport, ref: GradeResult) -> None:
 
 
 def _grade_mutants(report: LabReport, lab: Lab, mutants: list[Mutant], reference_source: str,
-                   device: str, inprocess: bool, catching: set[str] = frozenset()
+                   device: str, inprocess: bool, catching: Collection[str] = ()
                    ) -> dict[str, GradeResult]:
     """Grade every mutant: each must lose points and be diagnosed by name. The tests graded
     by outcome run only for the mutants they name in ``catches`` (the others' training runs

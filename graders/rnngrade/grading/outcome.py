@@ -226,10 +226,11 @@ class OutcomeRun:
                 unit: str = "", context: str = "",
                 baselines: Sequence[tuple[str, float]] = (),
                 curve: Sequence[float] = (), reference_curve: Sequence[float] = (),
-                curve_label: str = "") -> Measurement:
+                curve_label: str = "", device: str | None = None) -> Measurement:
         """Record ``value`` against the band ``bound threshold`` ("≤", "<", "≥", ">"). A value
         that is None, NaN or infinite is outside every band. Curves are averaged down to at
-        most 100 points."""
+        most 100 points. ``device``: where the figure was computed (default: the worker's
+        device; a test that runs its model on CUDA, with TF32 off, says "cuda")."""
         if bound not in _BOUNDS:
             raise SuiteError(f"{self.item.nodeid}: bound must be one of {list(_BOUNDS)}")
         figure = _finite(value)
@@ -237,7 +238,7 @@ class OutcomeRun:
         m = Measurement(name=name, value=figure, bound=bound, threshold=float(threshold),
                         passed=passed, unit=unit, context=context,
                         baselines=[Baseline(label, float(v)) for label, v in baselines],
-                        device=self.device, curve=clean_curve(curve),
+                        device=device or self.device, curve=clean_curve(curve),
                         reference_curve=clean_curve(reference_curve), curve_label=curve_label)
         self.measurements.append(m)
         self.item.user_properties.append((OUTCOME_KEY, m))
