@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from rnngrade.errors import RubricError, SuiteError
+from rnngrade.grading.limits import limits_for
 from rnngrade.grading.outcome import OutcomeRun, outcome_spec
 from rnngrade.grading.rubric import parse_rubric
 from rnngrade.labs import get_lab
-from rnngrade.runner.limits import limits_for
 
 
 class FakeItem:
@@ -55,7 +55,7 @@ def test_the_rubric_switch():
 
 
 def test_measure_checks_the_band_and_verdict_quotes_every_miss():
-    from rnngrade.checks.compare import CheckFailure
+    from rnngrade.harness.checks.compare import CheckFailure
 
     run = OutcomeRun(FakeItem(), seed=0, device="cpu")  # type: ignore[arg-type]
     assert run.measure("loss", 0.41, bound="≤", threshold=0.42).passed

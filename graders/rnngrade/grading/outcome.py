@@ -21,7 +21,7 @@ and gets, on top of an ordinary test:
 Switches: ``--no-outcome`` (``rnngrade grade --no-outcome``) or ``outcome: false`` in a lab's
 ``rubric.yaml`` leaves these tests out (listed as not run, with their points). In
 ``pytest assignments/labN`` a public outcome test runs only with ``--outcome``
-(``rnngrade.checks.outcome``, the student's side).
+(``rnngrade.harness.checks.outcome``, the student's side).
 ``catches`` names the known mistakes this test must catch (``rnngrade validate`` checks it).
 """
 
@@ -36,10 +36,10 @@ from typing import Any
 
 import pytest
 
-from rnngrade.checks.compare import CheckFailure
-from rnngrade.checks.plugin import current_item, item_id, lab_of
-from rnngrade.checks.seeding import seed_everything, seed_from_name
 from rnngrade.errors import SuiteError
+from rnngrade.harness.checks.compare import CheckFailure
+from rnngrade.harness.checks.plugin import current_item, item_id, lab_of
+from rnngrade.harness.checks.seeding import seed_everything, seed_from_name
 from rnngrade.results.model import Baseline, Measurement
 from rnngrade.results.sanitize import clean_curve
 
@@ -116,7 +116,7 @@ def _switched_off(config: pytest.Config, lab: str) -> bool:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Check every marker; skip the hidden ones when they are switched off (public ones are
-    the student side's: ``rnngrade.checks.outcome``)."""
+    the student side's: ``rnngrade.harness.checks.outcome``)."""
     for item in items:
         if outcome_spec(item) is None or not _hidden(item):
             continue
@@ -137,7 +137,7 @@ def _points(item: pytest.Item) -> str:
 
 def prepare_worker(item: pytest.Item, student: Any) -> None:
     """Before an outcome test's body: a fresh worker, one thread, every generator seeded.
-    Called by ``runner.limits`` once the test's limits are in place; a submission that cannot
+    Called by ``grading.limits`` once the test's limits are in place; a submission that cannot
     load (or breaks the generators) fails the test here, as its own error."""
     seed = outcome_seed(item)
     runner = student.runner
@@ -193,7 +193,7 @@ def _device(student: Any) -> str:
 def _pin_here() -> Callable[[], None]:
     """One thread for torch and OpenMP in this process; returns what undoes it (BLAS threads
     are left at one: NumPy gives no portable way to read them back)."""
-    from rnngrade.checks.threads import pin_threads
+    from rnngrade.harness.checks.threads import pin_threads
 
     torch = sys.modules.get("torch")
     before = torch.get_num_threads() if torch is not None else None

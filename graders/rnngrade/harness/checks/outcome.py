@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from rnngrade.checks.threads import pin_threads
+from rnngrade.harness.checks.threads import pin_threads
 
 __all__ = ["MARKER", "PUBLIC_SKIP", "pin_threads", "progress"]
 

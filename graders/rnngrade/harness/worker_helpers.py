@@ -26,9 +26,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from rnngrade.checks.compare import UNFINISHED, to_numpy
-from rnngrade.checks.seeding import seed_everything
-from rnngrade.checks.threads import pin_threads
+from rnngrade.harness.checks.compare import UNFINISHED, to_numpy
+from rnngrade.harness.checks.seeding import seed_everything
+from rnngrade.harness.checks.threads import pin_threads
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -265,9 +265,6 @@ def sin_sum_of(x: np.ndarray) -> Callable[[], float]:
     """f() = Σ sin(x) · x: reads ``x``; its gradient is cos(x)·x + sin(x)."""
     return lambda: float(np.sum(np.sin(x) * x))
 
-
-HELPERS = GENERIC.helpers  # name → generic helper
-FUNCTIONS = GENERIC.functions  # name → generic FunctionRef factory
 
 
 # ------------------------------------------------------------------ tests graded by outcome
