@@ -74,7 +74,7 @@ def test_a_missed_band_says_so_in_the_output():
 def test_the_picture_is_escaped_and_bounded():
     hostile = loss_measurement(
         name="<script>alert(1)</script>", curve_label='"><img src=x onerror=alert(1)>',
-        curve=[math.nan, math.inf, -1e300, *range(1_000_000)],
+        curve=[math.nan, math.inf, -1e300, *range(200_000)],
         reference_curve=["<b>", None, 1.0])
     html = render_feedback_html(result_with(hostile))
     assert "<script>alert" not in html and "<img" not in html
