@@ -161,9 +161,9 @@ def test_lm_windows_and_perplexity(student, vectors):
 # ------------------------------------------------------------------ the training run
 
 @pytest.mark.outcome(wall=120, cpu=240)
-@pytest.mark.points(5)
 def test_training_reaches_band(student):
-    """500 updates with the README's settings; run with  pytest --outcome."""
+    """500 updates with the README's settings; run with  pytest --outcome. Not counted in the
+    public points: the grader grades the same run, by its validation loss."""
     _, chars, _, train, val = the_log(student)
     streams_x, streams_y = student.make_streams(train, 32)
     params = init_params_seeded(student, 128, len(chars), 0)
