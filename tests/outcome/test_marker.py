@@ -68,3 +68,21 @@ def test_measure_checks_the_band_and_verdict_quotes_every_miss():
     assert len(run.item.user_properties) == 4
     with pytest.raises(SuiteError):
         run.measure("x", 1.0, bound="=", threshold=1.0)
+
+
+@pytest.mark.slow
+def test_a_course_that_switches_outcome_tests_off_lists_them_as_not_run(course_copy):
+    from rnngrade.grading.engine import grade
+
+    from ..course_env import course_at
+
+    rubric = course_copy / "graders" / "suites" / "lab9" / "rubric.yaml"
+    rubric.write_text(rubric.read_text().replace("visibility:", "outcome: false\nvisibility:", 1))
+    with course_at(course_copy):
+        result = grade(course_copy / "fixtures" / "submissions" / "lab9" / "stub", "lab9",
+                       device="cpu", inprocess=True)
+    run = next(t for t in result.tests if t.name == "test_training_reaches_band")
+    assert run.outcome == "skipped" and run.score == run.max_score == 0
+    assert run.message == ("not run: tests graded by outcome are switched off for this course "
+                           "(5 points, not counted)")
+    assert all(t.outcome == "failed" and t.max_score > 0 for t in result.tests if t is not run)

@@ -165,7 +165,7 @@ def outcome(request: pytest.FixtureRequest, student: Any) -> Iterable[OutcomeRun
     seed_everything(outcome_seed(item))
     try:
         yield OutcomeRun(item, int(request.config.getoption("--outcome-seed", default=0) or 0),
-                         _device(student))
+                         _device(student) if _uses_torch(item) else "cpu")
     finally:
         if restore is not None:
             restore()
@@ -178,6 +178,16 @@ def _in_process(student: Any) -> bool:
             return True
         runner = getattr(runner, "runner", None)
     return False
+
+
+def _uses_torch(item: pytest.Item) -> bool:
+    """Whether the item's lab uses torch (a NumPy lab's figures always come from the CPU)."""
+    from rnngrade.labs import UnknownLabError, get_lab
+
+    try:
+        return get_lab(lab_of(Path(item.path))).uses_torch
+    except UnknownLabError:
+        return True
 
 
 def _device(student: Any) -> str:
