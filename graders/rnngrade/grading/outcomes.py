@@ -31,6 +31,7 @@ from rnngrade.grading.session import report_sections
 from rnngrade.harness.checks.plugin import FAILURE_KEY, STUDENT_PROVIDER, short_failure
 from rnngrade.harness.runner.proxy import ModuleProxy
 from rnngrade.results.model import BUDGET_MESSAGE, CaseResult, FailureKind, Measurement, Outcome
+from rnngrade.results.plots import FIGURE_KEY
 
 
 @dataclass(eq=False)
@@ -48,6 +49,7 @@ class OutcomeCollector:
     places: dict[str, str] = field(default_factory=dict)  # test name -> "file:line"
     cases: dict[str, CaseResult] = field(default_factory=dict)
     checks: dict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
+    figures: dict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
     measurements: dict[str, list[Measurement]] = field(
         default_factory=lambda: defaultdict(list))  # tests graded by outcome, by node id
     faults: list[str] = field(default_factory=list)  # grader faults, for the instructor
@@ -59,6 +61,7 @@ class OutcomeCollector:
         self.notes = {}
         self.cases = {}
         self.checks = defaultdict(list)
+        self.figures = defaultdict(list)
         self.measurements = defaultdict(list)
         self.faults = []
         self.log = io.StringIO()
@@ -107,6 +110,8 @@ class OutcomeCollector:
         for key, value in report.user_properties:
             if key == CHECK_KEY and report.when == "call":
                 self.checks[report.nodeid].append(cast("dict[str, Any]", value))
+            elif key == FIGURE_KEY and report.when == "call":
+                self.figures[report.nodeid].append(cast("dict[str, Any]", value))
             elif key == OUTCOME_KEY and report.when == "call":
                 self.measurements[report.nodeid].append(Measurement.from_data(value))
             elif key == NOTE_KEY:

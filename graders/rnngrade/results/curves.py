@@ -13,7 +13,7 @@ import html
 from markupsafe import Markup
 
 from rnngrade.results.model import Measurement
-from rnngrade.results.sanitize import clean_curve, clean_figure
+from rnngrade.results.sanitize import clean_curve, clean_number
 
 WIDTH, HEIGHT = 480, 220
 LEFT, RIGHT, TOP, BOTTOM = 52, 12, 14, 40  # margins around the plotting area
@@ -40,7 +40,7 @@ def curve_svg(m: Measurement) -> Markup:
     student, reference = clean_curve(m.curve), clean_curve(m.reference_curve)
     if not student and not reference:
         return Markup("")
-    threshold = clean_figure(m.threshold)
+    threshold = clean_number(m.threshold)
     values = student + reference + ([threshold] if threshold is not None else [])
     low, high = min(values), max(values)
     margin = 0.05 * ((high - low) or 1.0)

@@ -217,6 +217,7 @@ class TestResult:
     seconds: float = 0.0
     cases: list[CaseResult] = field(default_factory=list)
     checks: list[dict[str, Any]] = field(default_factory=list)  # CheckRecords, instructors only
+    figures: list[dict[str, Any]] = field(default_factory=list)  # pictures (results/plots.py)
     # a test graded by outcome: what it measured against which band (shown to the student)
     measurements: list[Measurement] = field(default_factory=list)
 

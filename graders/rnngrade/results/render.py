@@ -23,6 +23,7 @@ from rnngrade.results.curves import curve_svg
 from rnngrade.results.escape import md_code, md_inline
 from rnngrade.results.gradescope import overall_output, test_output, to_gradescope
 from rnngrade.results.model import GradeResult
+from rnngrade.results.plots import svg_figure
 from rnngrade.results.sanitize import clean_result
 from rnngrade.results.visibility import student_view
 
@@ -56,6 +57,7 @@ def environment() -> jinja2.Environment:
     env.globals["test_output"] = test_output
     env.globals["fix_sections"] = fix_sections
     env.globals["curve_svg"] = curve_svg
+    env.globals["svg_figure"] = svg_figure
     return env
 
 
