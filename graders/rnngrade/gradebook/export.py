@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rnngrade.course.roster_table import RosterRow, roster_rows
 from rnngrade.diagnosis.mutants import load_mutant_table
 from rnngrade.formatting import format_points
 from rnngrade.gradebook.store import ERROR, GRADED, GRADER_ERROR, LOAD_ERROR, TIMEOUT, Gradebook
@@ -26,7 +27,9 @@ from rnngrade.results.render import render
 from rnngrade.results.sanitize import clean_name, clean_text
 
 CSV_COLUMNS = ("student_id", "lab", "score", "max_score", "percent", "graded_at",
-               "submission_sha256", "status")
+               "submission_sha256", "status",
+               # the course file and the staff's overrides (rnngrade.course); score is the raw one
+               "raw_score", "late_days", "penalty", "overrides", "final", "points_possible")
 STATUS_TEXT = {LOAD_ERROR: "could not be loaded", ERROR: "grader error", TIMEOUT: "timed out",
                GRADED: "graded", GRADER_ERROR: "not graded: grader error (graded again next run)"}
 
@@ -45,14 +48,23 @@ def grades_csv(book: Gradebook, lab: str) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
+    adjustments = book.adjustments(lab)
     for row in book.current_rows(lab):
         scored = row["status"] != GRADER_ERROR  # not graded: no score, not even 0
         score = format_points(row["score"], 4) if scored else ""
         percent = f"{row['percent']:.2f}" if scored else ""
+        adjusted = adjustments.get(row["student_id"])
+        if adjusted is None:
+            course = [score, "0", "0", "0", score, format_points(row["max_score"], 4)]
+        else:
+            course = [score, str(adjusted["late_days"]), format_points(adjusted["penalty"], 4),
+                      str(adjusted["overrides"]),
+                      format_points(adjusted["final_points"], 4) if scored else "",
+                      format_points(adjusted["points_possible"], 4)]
         # text cells through csv_cell: an id such as "=HYPERLINK(...)" is read as text
         writer.writerow([csv_cell(clean_name(row["student_id"])), csv_cell(row["lab"]), score,
                          format_points(row["max_score"], 4), percent, csv_cell(row["graded_at"]),
-                         csv_cell(row["sha256"]), csv_cell(row["status"])])
+                         csv_cell(row["sha256"]), csv_cell(row["status"]), *course])
     return out.getvalue()
 
 
@@ -124,8 +136,11 @@ class Summary:
     bars: list[Bar] = field(default_factory=list)
     chart: dict = field(default_factory=dict)
     run: dict = field(default_factory=dict)
+    roster: list[RosterRow] = field(default_factory=list)
+    similarity: str = ""  # link to the similarity report, when there is one
 
 
+SIMILARITY_PAGE = "similarity/index.html"
 BINS = [f"{lo}–{lo + 9}" for lo in range(0, 100, 10)] + ["100"]
 CHART_W, CHART_H, LEFT, RIGHT, BOTTOM, TOP = 520, 250, 40, 8, 30, 20
 
@@ -252,6 +267,7 @@ def summarise(book: Gradebook, lab_name: str, slowest: int = 8) -> Summary:
     runs = book.runs()
     if runs:
         summary.run = dict(zip(runs[-1].keys(), runs[-1]))
+    summary.roster = roster_rows(book, lab_name, STATUS_TEXT)
     return summary
 
 
@@ -260,8 +276,12 @@ def render_summary(summary: Summary) -> str:
 
 
 def write_exports(book: Gradebook, lab: str, out: Path) -> dict[str, Path]:
-    """Write ``grades.csv`` and ``summary.html`` into ``out`` (atomically)."""
+    """Write ``grades.csv`` and ``summary.html`` into ``out`` (atomically); the summary links
+    the similarity report when ``out/similarity/index.html`` exists."""
+    summary = summarise(book, lab)
+    if (out / SIMILARITY_PAGE).is_file():
+        summary.similarity = SIMILARITY_PAGE
     return {
         "grades.csv": write_atomic(out / "grades.csv", grades_csv(book, lab)),
-        "summary.html": write_atomic(out / "summary.html", render_summary(summarise(book, lab))),
+        "summary.html": write_atomic(out / "summary.html", render_summary(summary)),
     }
