@@ -123,7 +123,8 @@ class _Reader:
         if value is None:
             return {}
         if not isinstance(value, dict):
-            raise self.fail(key, f"expected a mapping, found {type(value).__name__}")
+            raise self.fail(key or "(top level)",
+                            f"expected a mapping, found {type(value).__name__}")
         for name in value:
             if not isinstance(name, str):
                 raise self.fail(key, f"keys must be text, found {name!r}")
@@ -133,7 +134,7 @@ class _Reader:
         return value
 
     def course(self, data: Any, known_labs: set[str]) -> Course:
-        top = self.mapping(data, "(top level)",
+        top = self.mapping(data, "",
                            ("title", "timezone", "late_policy", "missing", "labs", "extensions"))
         title = self.text(top.get("title", ""), "title")
         timezone = self.text(top.get("timezone", "UTC"), "timezone")
