@@ -222,10 +222,11 @@ class _Reader:
         elif isinstance(value, dt.date):
             moment = dt.datetime.combine(value, dt.time(23, 59) if end_of_day else dt.time())
         elif isinstance(value, str):
-            moment = parse_moment(value, end_of_day)
-            if moment is None:
+            parsed = parse_moment(value, end_of_day)
+            if parsed is None:
                 raise self.fail(key, f"not a date and time: {value!r} "
                                      "(write it as 2026-09-21 23:59, or with an offset)")
+            moment = parsed
         else:
             raise self.fail(key, f"not a date and time: {value!r}")
         return moment.replace(tzinfo=self.tz) if moment.tzinfo is None else moment

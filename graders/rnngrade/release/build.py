@@ -255,9 +255,9 @@ def build_release(out: Path, labs: list[Lab] | None = None, *, root: Path | None
     files, modules = build_files(labs, root, torch_version=torch_version,
                                  grading_workflow=grading_workflow, name=name, warnings=warnings)
     if course is not None:
-        leaks = answer_leaks(course, labs, available_labs(root), files,
-                             now or dt.datetime.now(dt.timezone.utc))
-        reasons = [leak.reason() for leak in leaks]
+        answers = answer_leaks(course, labs, available_labs(root), files,
+                               now or dt.datetime.now(dt.timezone.utc))
+        reasons = [answer.reason() for answer in answers]
         if reasons and not force:
             raise ReleaseError("not released, it would give away answers of a lab still open: "
                                + "; ".join(reasons)

@@ -61,7 +61,7 @@ class Comparison:
 
 def _detector() -> Any:
     try:
-        from copydetect import detector
+        from copydetect import detector  # type: ignore[import-untyped]
     except ImportError:
         raise SimilarityError("the similarity check needs copydetect: "
                               "pip install 'rnngrade[similarity]'") from None
