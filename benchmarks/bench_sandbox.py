@@ -27,8 +27,8 @@ import tracemalloc
 import numpy as np
 
 from rnngrade.grading.engine import grade
+from rnngrade.harness.runner.inprocess import InProcessRunner
 from rnngrade.paths import course_root
-from rnngrade.runner.inprocess import InProcessRunner
 from rnngrade.sandbox import SandboxRunner
 
 

@@ -10,9 +10,9 @@ import pytest
 from rnngrade.cli import build_parser
 from rnngrade.grading.budget import Budget, BudgetedRunner
 from rnngrade.grading.engine import grade
+from rnngrade.harness.runner.base import TIMEOUT, CallResult, StudentError
 from rnngrade.paths import course_root
 from rnngrade.results.model import BUDGET_MESSAGE, FailureKind
-from rnngrade.runner.base import TIMEOUT, CallResult, StudentError
 
 REFERENCE = course_root() / "fixtures/submissions/lab1/reference/rnn.py"
 

@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from rnngrade.checks.compare import CheckFailure, assert_close, compare
-from rnngrade.checks.structure import assert_outputs, compare_tree
-from rnngrade.checks.tolerance import EXACT, FLOAT32, FLOAT64, Tolerance, tolerance_for
+from rnngrade.harness.checks.compare import CheckFailure, assert_close, compare
+from rnngrade.harness.checks.structure import assert_outputs, compare_tree
+from rnngrade.harness.checks.tolerance import EXACT, FLOAT32, FLOAT64, Tolerance, tolerance_for
 
 finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
 
@@ -104,7 +104,7 @@ def test_torch_results_must_stay_tensors_on_the_inputs_device():
 def test_the_float64_fast_path_measures_what_extended_precision_measures(want, data):
     """Finite real arrays take a float64 path; it must agree with the extended-precision one
     on every figure a message or a margin shows (the two differ by rounding of |a−e| only)."""
-    from rnngrade.checks.compare import _errors, _finite_errors
+    from rnngrade.harness.checks.compare import _errors, _finite_errors
 
     noise = data.draw(hnp.arrays(np.float64, want.shape, elements=st.floats(-1e-6, 1e-6)))
     got = (want + noise * data.draw(st.sampled_from([0.0, 1e-6, 1.0, 1e3])))
@@ -120,7 +120,7 @@ def test_the_float64_fast_path_measures_what_extended_precision_measures(want, d
 
 
 def test_non_finite_or_integer_values_take_the_extended_path():
-    from rnngrade.checks.compare import _finite_errors
+    from rnngrade.harness.checks.compare import _finite_errors
 
     tol = tolerance_for(np.zeros(1))
     assert _finite_errors(np.array([np.nan, 1.0]), np.array([np.nan, 1.0]), tol) is None

@@ -33,7 +33,8 @@ NOT_ERRORS = {"StudentError", "CheckFailure", "ProtocolError", "ChannelClosed", 
 def exception_classes() -> list[type[BaseException]]:
     found = []
     for info in pkgutil.walk_packages([str(PACKAGE)], "rnngrade."):
-        if info.name.startswith(("rnngrade.sandbox.worker", "rnngrade.checks.notebook_tests")):
+        if info.name.startswith(("rnngrade.sandbox.worker",
+                                 "rnngrade.harness.checks.notebook_tests")):
             continue
         try:
             module = importlib.import_module(info.name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rnngrade.formatting import format_magnitude, format_points
+from rnngrade.harness.formatting import format_magnitude, format_points
 
 
 @pytest.mark.parametrize("value, decimals, text", [

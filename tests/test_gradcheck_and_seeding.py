@@ -5,8 +5,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from rnngrade.checks.compare import CheckFailure
-from rnngrade.checks.gradcheck import (
+from rnngrade.harness.checks.compare import CheckFailure
+from rnngrade.harness.checks.gradcheck import (
     OutputLoss,
     central_differences,
     locate,
@@ -14,9 +14,9 @@ from rnngrade.checks.gradcheck import (
     relative_error,
     sample_indices,
 )
-from rnngrade.checks.seeding import seed_everything, seed_from_name
-from rnngrade.runner.inprocess import InProcessRunner
-from rnngrade.runner.proxy import ModuleProxy
+from rnngrade.harness.checks.seeding import seed_everything, seed_from_name
+from rnngrade.harness.runner.inprocess import InProcessRunner
+from rnngrade.harness.runner.proxy import ModuleProxy
 
 FORWARD = textwrap.dedent("""
     import numpy as np

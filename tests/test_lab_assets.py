@@ -65,9 +65,23 @@ def test_nothing_derived_from_course_files_is_cached_at_module_level():
     """No functools caches in the trusted grading packages (the lab object owns that state)."""
     pattern = re.compile(r"@(functools\.)?(lru_)?cache\b|\blru_cache\(")
     offenders = [str(path.relative_to(PACKAGE))
-                 for folder in ("grading", "diagnosis", "checks")
+                 for folder in ("grading", "diagnosis", "harness")
                  for path in (PACKAGE / folder).rglob("*.py")
                  if pattern.search(path.read_text())]
     offenders += [str(p) for p in (course_root() / "graders" / "suites").rglob("conftest.py")
                   if pattern.search(p.read_text())]
     assert offenders == []
+
+
+def test_the_lab_s_helpers_are_part_of_its_assets_and_of_its_digest(course_copy):
+    path = course_copy / "graders/suites/lab6/helpers.py"
+    with course_at(course_copy):
+        first = load_lab_assets("lab6")
+        assert "toy_constant" not in first.helpers.registry.functions
+        path.write_text(path.read_text() + "\n\n@function\ndef toy_constant(c):\n"
+                        "    return lambda: c\n")
+        assert not first.is_current()
+        second = load_lab_assets("lab6")
+    assert second.digest != first.digest
+    assert second.helpers.registry.functions["toy_constant"](3)() == 3
+    assert "toy_constant" in second.helpers.source

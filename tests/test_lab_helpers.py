@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from rnngrade.errors import SuiteError
+from rnngrade.harness.worker_helpers import GENERIC, with_lab_helpers
 from rnngrade.lab_helpers import lab_helpers
-from rnngrade.worker_helpers import GENERIC, with_lab_helpers
 
 from .toy_course import TOY, toy_course
 
@@ -28,7 +28,7 @@ def test_lab_helpers_stay_with_their_lab():
 
 
 def test_a_helper_file_registers_with_decorators():
-    source = ("from rnngrade.worker_helpers import function, helper\n\n"
+    source = ("from rnngrade.harness.worker_helpers import function, helper\n\n"
               "@helper\ndef twice(module, x):\n    return 2 * module.f(x)\n\n"
               "@function\ndef constant(c):\n    return lambda: c\n")
     registry = with_lab_helpers(source, "<toy helpers>")
@@ -45,7 +45,7 @@ def test_a_helper_file_registers_with_decorators():
 ])
 def test_a_broken_helpers_file_is_the_grader_s_fault(tmp_path: Path, body: str,
                                                       complaint: str):
-    source = "from rnngrade.worker_helpers import function, helper\n\n" + body
+    source = "from rnngrade.harness.worker_helpers import function, helper\n\n" + body
     files = {f"graders/suites/{TOY}/lab.yaml": LAB_YAML,
              f"graders/suites/{TOY}/helpers.py": source}
     with toy_course(tmp_path, files):

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import pytest
 
 from rnngrade.errors import SuiteError
+from rnngrade.grading.limits import limits_for
 from rnngrade.labs import get_lab
-from rnngrade.runner.limits import limits_for
 
 
 @dataclass

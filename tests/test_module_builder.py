@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from rnngrade.runner.base import EXCEPTION, LOAD_ERROR, MISSING_FUNCTION, StudentError
-from rnngrade.runner.inprocess import InProcessRunner
-from rnngrade.submission.module_builder import build_module, salvage_source
+from rnngrade.harness.runner.base import EXCEPTION, LOAD_ERROR, MISSING_FUNCTION, StudentError
+from rnngrade.harness.runner.inprocess import InProcessRunner
+from rnngrade.harness.source.module_builder import build_module, salvage_source
 
 
 def test_np_is_available_without_import():
@@ -103,8 +103,8 @@ def test_runner_calls_on_copies_and_reports_the_arguments_after_the_call():
 
 
 def test_a_function_that_timed_out_is_not_run_again():
-    from rnngrade.runner.base import TIMEOUT, CallResult
-    from rnngrade.runner.proxy import ModuleProxy
+    from rnngrade.harness.runner.base import TIMEOUT, CallResult
+    from rnngrade.harness.runner.proxy import ModuleProxy
 
     class SlowRunner:
         calls = 0

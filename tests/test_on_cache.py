@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from rnngrade.grading.checker import check_arguments_unchanged
-from rnngrade.runner.base import EXCEPTION, MISSING_FUNCTION, NOT_IMPLEMENTED, StudentError
-from rnngrade.runner.inprocess import InProcessRunner
-from rnngrade.runner.proxy import ModuleProxy
+from rnngrade.harness.runner.base import EXCEPTION, MISSING_FUNCTION, NOT_IMPLEMENTED, StudentError
+from rnngrade.harness.runner.inprocess import InProcessRunner
+from rnngrade.harness.runner.proxy import ModuleProxy
 
 MODULE = textwrap.dedent("""
     import numpy as np

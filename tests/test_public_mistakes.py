@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from rnngrade.authoring.generate import stale_files
-from rnngrade.checks.mistakes import explain, fingerprints_path, known_mistakes, time_steps
-from rnngrade.checks.tolerance import Tolerance, tolerance_for
-from rnngrade.checks.vectors import PublicVectors
 from rnngrade.diagnosis.mutants import load_mutant_table
+from rnngrade.harness.checks.mistakes import explain, fingerprints_path, known_mistakes, time_steps
+from rnngrade.harness.checks.tolerance import Tolerance, tolerance_for
+from rnngrade.harness.checks.vectors import PublicVectors
 from rnngrade.labs import get_lab
 
 TOL = Tolerance(1e-10, 1e-8, "float64")

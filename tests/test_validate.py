@@ -57,7 +57,7 @@ def test_a_rubric_that_does_not_match_the_suite_is_refused(tmp_path):
 
 
 def test_validate_on_a_missing_device_says_so_without_a_traceback():
-    from rnngrade.checks.devices import cuda_unavailable_reason
+    from rnngrade.harness.checks.devices import cuda_unavailable_reason
 
     if not cuda_unavailable_reason():
         pytest.skip("this machine has a CUDA device")

@@ -9,42 +9,20 @@ Three kinds of failure, told apart everywhere:
   a renderer). It is never scored against the student and never quoted to them; the instructor
   sees the details.
 
-``exit_code_for`` is the one place that maps an exception to an exit code.
+``ExitCode``, ``RnngradeError`` and ``SubmissionError`` live with the student side
+(``rnngrade.harness.errors``), which raises them too. ``exit_code_for`` is the one place that
+maps an exception to an exit code.
 """
 
 from __future__ import annotations
 
-from enum import IntEnum
-
-
-class ExitCode(IntEnum):
-    """The exit codes of every ``rnngrade`` command."""
-
-    OK = 0  # the command did its job (grading completed, whatever the score)
-    FAILURES = 1  # validate / generate --check / release found problems to fix
-    USAGE = 2  # bad arguments: unknown lab, unknown device, missing path
-    UNLOADABLE = 3  # the submission could not be loaded at all (reports are still written)
-    GRADER = 4  # the grader itself failed (suite, rubric, mutant, sandbox, renderer, device)
-    GITHUB = 5  # ci: the GitHub API refused the token or kept failing
-    INTERRUPTED = 130  # Ctrl-C; what finished is kept on disk
-
-
-class RnngradeError(Exception):
-    """Base of every error the grader raises on purpose."""
-
-    exit_code: ExitCode = ExitCode.GRADER
+from rnngrade.harness.errors import ExitCode, RnngradeError, SubmissionError
 
 
 class UsageError(RnngradeError):
     """The command line asks for something that does not exist or cannot work."""
 
     exit_code = ExitCode.USAGE
-
-
-class SubmissionError(RnngradeError):
-    """The submission cannot be loaded at all (not JSON, unsafe archive, nothing to grade)."""
-
-    exit_code = ExitCode.UNLOADABLE
 
 
 class GraderError(RnngradeError):
@@ -91,3 +69,8 @@ def error_line(exc: BaseException) -> str:
     if isinstance(exc, GraderError):
         return f"the grader is broken: {text}"
     return text
+
+
+__all__ = ["ExitCode", "GraderError", "MutantError", "RenderError",
+           "RnngradeError", "RubricError", "SandboxError", "SubmissionError", "SuiteError",
+           "UsageError", "error_line", "exit_code_for"]

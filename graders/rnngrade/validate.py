@@ -18,8 +18,8 @@ from rnngrade.authoring.generate import stale_files
 from rnngrade.diagnosis.figures import Figures, mutant_figures
 from rnngrade.diagnosis.mutants import Mutant
 from rnngrade.errors import GraderError
-from rnngrade.formatting import format_magnitude
 from rnngrade.grading.engine import grade, shared_grader
+from rnngrade.harness.formatting import format_magnitude
 from rnngrade.labs import Lab
 from rnngrade.results.model import GradeResult, Outcome, Status
 

@@ -19,12 +19,12 @@ import yaml
 
 from rnngrade.grading.engine import grade
 from rnngrade.grading.rubric import load_rubric
+from rnngrade.harness.runner.base import MISSING_FUNCTION, NOT_IMPLEMENTED, StudentError
+from rnngrade.harness.runner.inprocess import InProcessRunner
+from rnngrade.harness.source.module_builder import build_module, salvage_source
 from rnngrade.labs import get_lab
 from rnngrade.results.model import PASSED, SKIPPED, GradeResult, TestResult
 from rnngrade.results.render import render_feedback_md
-from rnngrade.runner.base import MISSING_FUNCTION, NOT_IMPLEMENTED, StudentError
-from rnngrade.runner.inprocess import InProcessRunner
-from rnngrade.submission.module_builder import build_module, salvage_source
 
 CLASSIC = Path(__file__).resolve().parents[2] / "fixtures" / "submissions" / "classic"
 EXPECTATIONS = yaml.safe_load((CLASSIC / "EXPECTATIONS.yaml").read_text(encoding="utf-8"))

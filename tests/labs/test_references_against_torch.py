@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import torch
 
+from rnngrade.harness.source.module_builder import build_module
 from rnngrade.labs import get_lab
-from rnngrade.submission.module_builder import build_module
 
 TOL = {"atol": 1e-10, "rtol": 1e-8}
 GATES = ("f", "i", "c", "o")  # the classic order; torch's is i, f, g (= c), o

@@ -20,8 +20,8 @@ from rnngrade.release.audit import (
     suite_lines,
 )
 from rnngrade.release.package import (
-    FORBIDDEN,
     PackageError,
+    is_forbidden,
     public_test_imports,
     student_modules,
 )
@@ -101,14 +101,18 @@ def test_the_released_package_is_the_student_side_and_nothing_else(release):
     expected = set(student_modules(public_test_imports(tests)))
     shipped = released_modules(release)
     assert shipped == expected
-    assert not [m for m in shipped for f in FORBIDDEN if m == f or m.startswith(f + ".")]
-    assert {"rnngrade.testing", "rnngrade.checks.plugin", "rnngrade.runner.inprocess",
-            "rnngrade.runner.proxy", "rnngrade.submission.module_builder",
-            "rnngrade.submission.standins"} <= shipped
+    assert not [m for m in shipped if is_forbidden(m)]
+    # The boundary is the package: nothing of the release outside rnngrade.testing/harness.
+    assert {m.split(".")[1] for m in shipped if m != "rnngrade"} == {"testing", "harness"}
+    assert {"rnngrade.testing", "rnngrade.harness.checks.plugin",
+            "rnngrade.harness.runner.inprocess", "rnngrade.harness.runner.proxy",
+            "rnngrade.harness.source.module_builder",
+            "rnngrade.harness.source.standins"} <= shipped
 
 
 def test_the_released_package_imports_on_its_own(release):
-    code = ("import importlib, rnngrade, rnngrade.checks.plugin, rnngrade.checks.notebook_tests\n"
+    code = ("import importlib, rnngrade, rnngrade.harness.checks.plugin\n"
+            "import rnngrade.harness.checks.notebook_tests\n"
             "import rnngrade.testing\n"
             "print(rnngrade.__file__)\n"
             "for name in ('rnngrade.grading', 'rnngrade.sandbox', 'rnngrade.validate',\n"
@@ -126,15 +130,20 @@ def test_the_released_package_imports_on_its_own(release):
     assert done.stdout.strip() == str(release / "rnngrade" / "__init__.py")
 
 
-def test_a_trusted_module_imported_from_the_student_side_stops_the_release(tmp_path):
+@pytest.mark.parametrize(("module", "line", "imported"), [
+    ("compare", "from rnngrade.grading.engine import grade", r"rnngrade\.grading\.engine"),
+    # not secret, but outside the harness package: the boundary is the package, not a list
+    ("tolerance", "from rnngrade.errors import UsageError", r"rnngrade\.errors"),
+])
+def test_a_module_outside_the_harness_imported_from_the_student_side_stops_the_release(
+        tmp_path, module, line, imported):
     base = tmp_path / "rnngrade"
     shutil.copytree(ROOT / "graders" / "rnngrade", base,
                     ignore=shutil.ignore_patterns("__pycache__"))
-    compare = base / "checks" / "compare.py"
-    compare.write_text(compare.read_text() + "\n\ndef _later():\n"
-                       "    from rnngrade.grading.engine import grade\n    return grade\n")
-    with pytest.raises(PackageError, match=r"rnngrade\.grading\.engine(\.grade)? \(imported "
-                                           r"by rnngrade\.checks\.compare\)"):
+    path = base / "harness" / "checks" / f"{module}.py"
+    path.write_text(path.read_text() + f"\n\ndef _later():\n    {line}\n")
+    with pytest.raises(PackageError, match=imported + r"(\.\w+)? \(imported by "
+                                           r"rnngrade\.harness\.checks\." + module + r"\)"):
         student_modules(base=base)
 
 
@@ -153,7 +162,7 @@ def test_public_tests_import_only_the_public_testing_api(release):
 def test_a_public_test_importing_an_internal_module_stops_the_release(tmp_path):
     test = tmp_path / "test_x_public.py"
     test.write_text("from rnngrade.testing import assert_outputs\n"
-                    "from rnngrade.checks.structure import flatten\n")
-    with pytest.raises(PackageError, match=r"test_x_public\.py imports "
-                                           r"rnngrade\.checks\.structure.*only rnngrade\.testing"):
+                    "from rnngrade.harness.checks.structure import flatten\n")
+    with pytest.raises(PackageError, match=r"test_x_public\.py imports rnngrade\.harness\."
+                                           r"checks\.structure.*only rnngrade\.testing"):
         public_test_imports([test])

@@ -16,8 +16,8 @@ from rnngrade.authoring.generate import stale_files, stub_for
 from rnngrade.authoring.notebooks import readme_sections, split_top_level
 from rnngrade.diagnosis.mutants import strip_markers
 from rnngrade.grading.engine import grade
+from rnngrade.harness.source.notebook import notebook_source
 from rnngrade.labs import available_labs
-from rnngrade.submission.notebook import notebook_source
 
 from .conftest import PUBLIC_LABS
 
@@ -72,7 +72,7 @@ def test_the_notebook_holds_the_instructions_the_stub_and_a_test_cell(lab):
 
     last = notebook.cells[-1]
     assert last.cell_type == "code"
-    assert last.source == f"%run -m rnngrade.checks.notebook_tests {lab.name}.ipynb"
+    assert last.source == f"%run -m rnngrade.harness.checks.notebook_tests {lab.name}.ipynb"
 
 
 def test_a_changed_readme_makes_the_notebook_stale(course_copy):
@@ -100,7 +100,7 @@ def run_notebook_cell(repo: Path, lab) -> tuple[int, str]:
     """What the notebook's last cell runs, from the lab folder, as a student's kernel would."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RNNGRADE_ROOT")}
     env["PYTHONPATH"] = str(repo)  # what `pip install -e .` of the release provides
-    done = subprocess.run([sys.executable, "-m", "rnngrade.checks.notebook_tests",
+    done = subprocess.run([sys.executable, "-m", "rnngrade.harness.checks.notebook_tests",
                            f"{lab.name}.ipynb", "-p", "no:randomly"],
                           cwd=repo / "assignments" / lab.name, env=env, capture_output=True,
                           text=True, timeout=600)

@@ -77,8 +77,8 @@ def test_pytest_in_the_release_imports_the_released_package(release_copy):
     installed one, and the trusted side is not there."""
     probe = release_copy / "assignments" / "lab1" / "test_where_public.py"
     probe.write_text(
-        "import importlib\nimport pytest\nimport rnngrade.checks.plugin\n\n"
-        f"def test_where():\n    assert rnngrade.checks.plugin.__file__.startswith("
+        "import importlib\nimport pytest\nimport rnngrade.harness.checks.plugin\n\n"
+        f"def test_where():\n    assert rnngrade.harness.checks.plugin.__file__.startswith("
         f"{str(release_copy)!r})\n"
         "    with pytest.raises(ModuleNotFoundError):\n"
         "        importlib.import_module('rnngrade.grading.engine')\n")
@@ -103,7 +103,8 @@ def test_the_release_holds_what_a_student_needs(release):
             assert (folder / "README.md").read_text().splitlines()[0] == \
                 readme.read_text().splitlines()[0]
     conftest = (release / "conftest.py").read_text()
-    assert 'pytest_plugins = ["rnngrade.checks.plugin"]' in conftest and "grading" not in conftest
+    assert 'pytest_plugins = ["rnngrade.harness.checks.plugin"]' in conftest
+    assert "grading" not in conftest
     manifest = json.loads((release / MANIFEST).read_text())
     on_disk = {p.relative_to(release).as_posix() for p in release.rglob("*") if p.is_file()}
     assert set(manifest["files"]) | {MANIFEST} == on_disk

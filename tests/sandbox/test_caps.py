@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from rnngrade.runner.base import EXCEPTION, LOAD_ERROR, StudentError
+from rnngrade.harness.runner.base import EXCEPTION, LOAD_ERROR, StudentError
 from rnngrade.sandbox import Limits
 from rnngrade.sandbox.channel import LARGE, MAX_FRAME, Payload
 from rnngrade.sandbox.protocol import MAX_NOTES, MESSAGE_CHARS, NOTE_CHARS, TRUNCATED

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from rnngrade.runner.base import ArgRef, FunctionRef, Handle
+from rnngrade.harness.runner.base import ArgRef, FunctionRef, Handle
 from rnngrade.sandbox import codec
 from rnngrade.sandbox.channel import HEADER, FrameReader, FrameRefused, send_frame
 from rnngrade.sandbox.codec import HandleTable, ProtocolError, decode, encode, encode_bytes

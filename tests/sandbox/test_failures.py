@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from rnngrade.runner.base import (
+from rnngrade.harness.runner.base import (
     CRASH,
     EXCEPTION,
     EXIT,

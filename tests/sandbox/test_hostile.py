@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 import torch
 
-from rnngrade.runner.base import (
+from rnngrade.harness.runner.base import (
     CRASH,
     EXCEPTION,
     EXIT,

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rnngrade.harness.runner.base import FunctionRef, StudentError
+from rnngrade.harness.runner.inprocess import InProcessRunner
 from rnngrade.lab_helpers import lab_helpers
 from rnngrade.labs import get_lab
-from rnngrade.runner.base import FunctionRef, StudentError
-from rnngrade.runner.inprocess import InProcessRunner
 
 LAB6 = get_lab("lab6")
 REFERENCE = LAB6.solution_path().read_text(encoding="utf-8")

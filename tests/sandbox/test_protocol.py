@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rnngrade.runner.base import EXCEPTION, PROTOCOL
+from rnngrade.harness.runner.base import EXCEPTION, PROTOCOL
 from rnngrade.sandbox.codec import HandleTable, ProtocolError, encode_bytes
 from rnngrade.sandbox.protocol import (
     MAX_FUNCTIONS,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from rnngrade.runner.base import (
+from rnngrade.harness.runner.base import (
     EXCEPTION,
     LOAD_ERROR,
     MISSING_FUNCTION,
@@ -19,7 +19,7 @@ from rnngrade.runner.base import (
     Handle,
     StudentError,
 )
-from rnngrade.runner.inprocess import InProcessRunner
+from rnngrade.harness.runner.inprocess import InProcessRunner
 from rnngrade.sandbox import Limits
 
 REFERENCE_CALLS = [
@@ -298,8 +298,8 @@ def test_a_standby_worker_with_other_limits_is_not_used(sandbox):
 
 def test_a_backward_pass_on_its_own_cache_runs_in_one_call_as_in_process(sandbox, lab1_args):
     """``on_cache`` in the worker gives the same numbers as in-process."""
+    from rnngrade.harness.runner.proxy import ModuleProxy
     from rnngrade.paths import course_root
-    from rnngrade.runner.proxy import ModuleProxy
 
     source = (course_root() / "solutions" / "lab2" / "bptt.py").read_text()
     (xt, a_prev, p), _ = lab1_args

@@ -22,8 +22,6 @@ import numpy as np
 
 from rnngrade.authoring.notebooks import lab_notebook, module_to_notebook, notebook_bytes
 from rnngrade.authoring.stubs import make_stub
-from rnngrade.checks.seeding import seed_everything
-from rnngrade.checks.vectors import PublicVectors, dump_vectors
 from rnngrade.diagnosis.mutants import (
     Mutant,
     load_mutant_table,
@@ -31,6 +29,8 @@ from rnngrade.diagnosis.mutants import (
     strip_markers,
 )
 from rnngrade.errors import MutantError
+from rnngrade.harness.checks.seeding import seed_everything
+from rnngrade.harness.checks.vectors import PublicVectors, dump_vectors
 from rnngrade.labs import Lab
 from rnngrade.paths import course_root
 

@@ -68,7 +68,7 @@ def notebook_bytes(nb: nbformat.NotebookNode) -> bytes:
 
 # --- the lab notebook: README sections beside the stub's code cells ------------------------------
 
-NOTEBOOK_TEST_MODULE = "rnngrade.checks.notebook_tests"
+NOTEBOOK_TEST_MODULE = "rnngrade.harness.checks.notebook_tests"
 _HEADING = re.compile(r"^(#{2,3})\s+(?P<text>.+?)\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _CODE_NAME = re.compile(r"`([A-Za-z_]\w*)")

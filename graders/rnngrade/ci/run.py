@@ -112,7 +112,7 @@ def _normalised(text: str) -> str:
 
 
 def _notebook_code(data: bytes, name: str) -> str | None:
-    from rnngrade.submission.notebook import NotebookError, notebook_source
+    from rnngrade.harness.source.notebook import NotebookError, notebook_source
 
     try:
         return _normalised(notebook_source(data.decode("utf-8-sig", "replace"), name)[0])

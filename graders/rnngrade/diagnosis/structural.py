@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.checks.compare import to_numpy
-from rnngrade.checks.mistakes import step_agreement
-from rnngrade.checks.structure import flatten
-from rnngrade.checks.tolerance import Tolerance
 from rnngrade.diagnosis.heuristics import describe_wrongness, informative, time_shift
+from rnngrade.harness.checks.compare import to_numpy
+from rnngrade.harness.checks.mistakes import step_agreement
+from rnngrade.harness.checks.structure import flatten
+from rnngrade.harness.checks.tolerance import Tolerance
 from rnngrade.results.model import PASSED, SKIPPED, CaseResult, Diagnosis, DiagnosisSource
 
 STRUCTURAL = DiagnosisSource.STRUCTURAL.value

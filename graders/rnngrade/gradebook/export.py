@@ -18,8 +18,8 @@ from pathlib import Path
 
 from rnngrade.course.roster_table import RosterRow, roster_rows
 from rnngrade.diagnosis.mutants import load_mutant_table
-from rnngrade.formatting import format_points
 from rnngrade.gradebook.store import ERROR, GRADED, GRADER_ERROR, LOAD_ERROR, TIMEOUT, Gradebook
+from rnngrade.harness.formatting import format_points
 from rnngrade.labs import get_lab
 from rnngrade.results.escape import csv_cell
 from rnngrade.results.model import Diagnosis

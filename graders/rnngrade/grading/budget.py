@@ -12,8 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from rnngrade.harness.runner.base import TIMEOUT, CallResult, StudentError, StudentRunner
 from rnngrade.results.model import BUDGET_MESSAGE, FailureKind
-from rnngrade.runner.base import TIMEOUT, CallResult, StudentError, StudentRunner
 
 
 @dataclass

@@ -18,25 +18,25 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.checks.compare import CheckFailure
-from rnngrade.checks.gradcheck import (
+from rnngrade.errors import GraderError
+from rnngrade.harness.checks.compare import CheckFailure
+from rnngrade.harness.checks.gradcheck import (
     OutputLoss,
     central_differences,
     locate,
     relative_error,
     sample_indices,
 )
-from rnngrade.checks.structure import compare_tree
-from rnngrade.checks.tolerance import Tolerance, tolerance_for
-from rnngrade.errors import GraderError
-from rnngrade.runner.base import (
+from rnngrade.harness.checks.structure import compare_tree
+from rnngrade.harness.checks.tolerance import Tolerance, tolerance_for
+from rnngrade.harness.runner.base import (
     EXCEPTION,
     MISSING_FUNCTION,
     NOT_IMPLEMENTED,
     StudentError,
 )
-from rnngrade.runner.inprocess import InProcessRunner
-from rnngrade.runner.proxy import ModuleProxy
+from rnngrade.harness.runner.inprocess import InProcessRunner
+from rnngrade.harness.runner.proxy import ModuleProxy
 
 NOTE_KEY = "rnngrade_note"  # a user property: a sentence for the report's notes
 
@@ -47,7 +47,7 @@ _RETRIED = (EXCEPTION, NOT_IMPLEMENTED)
 
 def add_note(text: str) -> None:
     """A sentence for the report's notes, from the running test (shown once per submission)."""
-    from rnngrade.checks.plugin import current_item
+    from rnngrade.harness.checks.plugin import current_item
 
     item = current_item()
     if (NOTE_KEY, text) not in item.user_properties:
@@ -56,8 +56,8 @@ def add_note(text: str) -> None:
 
 def reference_module(lab: str) -> Any:
     """The lab's reference solution, as the running session loaded it (trusted side)."""
-    from rnngrade.checks.plugin import current_item
     from rnngrade.grading.plugin import LAB_ASSETS
+    from rnngrade.harness.checks.plugin import current_item
 
     return current_item().config.stash[LAB_ASSETS](lab).reference
 

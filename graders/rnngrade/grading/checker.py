@@ -17,22 +17,22 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.checks.compare import (
+from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.diagnosis.structural import explain_unmatched
+from rnngrade.errors import SuiteError
+from rnngrade.grading.memo import ExpectationMemo
+from rnngrade.grading.precision import promote as promote_args
+from rnngrade.harness.checks.compare import (
     UNFINISHED,
     CheckFailure,
     Comparison,
     expected_dtype_of,
     to_numpy,
 )
-from rnngrade.checks.structure import compare_tree
-from rnngrade.checks.tolerance import Tolerance, tolerance_for
-from rnngrade.diagnosis.mutants import Mutant
-from rnngrade.diagnosis.structural import explain_unmatched
-from rnngrade.errors import SuiteError
-from rnngrade.grading.memo import ExpectationMemo
-from rnngrade.grading.precision import promote as promote_args
-from rnngrade.runner.base import EXCEPTION, StudentError
-from rnngrade.runner.proxy import ModuleProxy
+from rnngrade.harness.checks.structure import compare_tree
+from rnngrade.harness.checks.tolerance import Tolerance, tolerance_for
+from rnngrade.harness.runner.base import EXCEPTION, StudentError
+from rnngrade.harness.runner.proxy import ModuleProxy
 
 Probe = Callable[..., Any]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rnngrade.checks.devices import cuda_unavailable_reason
 from rnngrade.errors import GraderError, UsageError
+from rnngrade.harness.checks.devices import cuda_unavailable_reason
 
 DEVICES = ("cpu", "cuda", "auto")
 

@@ -40,15 +40,15 @@ from rnngrade.grading.scoring import (
     summarise_test,
 )
 from rnngrade.grading.session import ReusableSession, run_fresh
-from rnngrade.lab_helpers import LabHelpers, lab_helpers
+from rnngrade.harness.runner.base import StudentRunner
+from rnngrade.harness.runner.inprocess import InProcessRunner
+from rnngrade.harness.runner.proxy import ModuleProxy
+from rnngrade.harness.source.module_builder import salvage_source
+from rnngrade.lab_helpers import LabHelpers
 from rnngrade.labs import Lab, get_lab
 from rnngrade.paths import course_root
 from rnngrade.results.model import BUDGET_MESSAGE, GradeResult
-from rnngrade.runner.base import StudentRunner
-from rnngrade.runner.inprocess import InProcessRunner
-from rnngrade.runner.proxy import ModuleProxy
 from rnngrade.submission.load import LoadedSubmission, SubmissionError, load_submission
-from rnngrade.submission.module_builder import salvage_source
 from rnngrade.submission.source_notes import source_notes
 
 __all__ = ["DEVICES", "Grader", "close_shared_graders", "grade",
@@ -72,8 +72,9 @@ def suite_args(lab: Lab) -> list[str]:
 
 
 def make_runner(loaded: LoadedSubmission, device: str, inprocess: bool,
-                lab: Lab | None = None) -> StudentRunner:
-    helpers = lab_helpers(lab) if lab is not None else LabHelpers("", "")
+                lab: Lab | None = None, helpers: LabHelpers | None = None) -> StudentRunner:
+    """The runner for one submission: ``helpers`` are the lab's (``LabAssets.helpers``)."""
+    helpers = helpers or LabHelpers("", "")
     if inprocess:
         return InProcessRunner.from_source(loaded.source, loaded.filename,
                                            helpers=helpers.registry)
@@ -99,10 +100,11 @@ class _Run:
     missing: list[str]
 
 
-def _run_submission(loaded: LoadedSubmission, lab: Lab, device: str, inprocess: bool,
+def _run_submission(loaded: LoadedSubmission, assets: LabAssets, device: str, inprocess: bool,
                     budget: Budget, collect: Callable[[ModuleProxy], OutcomeCollector]) -> _Run:
+    lab = assets.lab
     parse_notes = _parse_notes(loaded.source)
-    runner = make_runner(loaded, device, inprocess, lab)
+    runner = make_runner(loaded, device, inprocess, lab, assets.helpers)
     limits = getattr(runner, "limits", None) or lab.limits
     try:
         collector = collect(ModuleProxy(BudgetedRunner(runner, budget, limits.call_seconds)))
@@ -147,7 +149,7 @@ def _grade_one(submission: Path, assets: LabAssets, device: str, inprocess: bool
                           f"the submission could not be read ({type(exc).__name__})", seconds(),
                           graded_at, grader_version=assets.version, detail=describe_fault(exc))
     try:
-        run = _run_submission(loaded, lab, device, inprocess, budget, collect)
+        run = _run_submission(loaded, assets, device, inprocess, budget, collect)
         collector = run.collector
         if collector.faults:
             raise GraderError("trusted code failed while grading:\n" + "\n".join(

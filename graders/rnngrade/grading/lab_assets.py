@@ -1,9 +1,10 @@
 """Everything the grader derives from one lab's course files, owned by one object.
 
 ``LabAssets`` holds the lab's rubric, its reference solution loaded as a module, every mutant
-applied and loaded, and the ``INDISTINGUISHABLE`` table of its mutants, all read from one snapshot
-of the files and keyed by one content digest: SHA-256 over the lab's metadata, every file of its
-hidden suite and its reference solution. The same digest decides when a long-lived grader is
+applied and loaded, the ``INDISTINGUISHABLE`` table of its mutants and the lab's worker helpers
+(``helpers.py``, built and checked), all read from one snapshot of the files and keyed by one
+content digest: SHA-256 over the lab's metadata, every file of its hidden suite and its
+reference solution. The same digest decides when a long-lived grader is
 rebuilt and is recorded as the results' ``grader_version``; nothing here is cached at module
 level, so an edited reference is always seen by the next grader built.
 
@@ -26,6 +27,7 @@ from rnngrade import __version__
 from rnngrade.diagnosis.mutants import Mutant, load_source_as_module, strip_markers
 from rnngrade.errors import MutantError, RubricError, SuiteError
 from rnngrade.grading.rubric import Rubric, parse_rubric
+from rnngrade.lab_helpers import HELPERS_FILE, LabHelpers, build_lab_helpers
 from rnngrade.labs import Lab, get_lab
 from rnngrade.paths import course_root
 
@@ -77,6 +79,7 @@ class LabAssets:
     reference: types.ModuleType
     mutants: tuple[tuple[Mutant, types.ModuleType], ...] = ()
     indistinguishable: dict[frozenset[str], str] = field(default_factory=dict)
+    helpers: LabHelpers = field(default_factory=lambda: LabHelpers("", ""))
 
     @property
     def version(self) -> str:
@@ -119,7 +122,10 @@ def load_lab_assets(lab_name: str, root: Path | None = None) -> LabAssets:
         for mutant in table:
             mutants.append((mutant, _mutant_module(mutant, source, table_text,
                                                    suite / MUTANTS, lab.name)))
-    return LabAssets(lab, root, digest, rubric, source, reference, tuple(mutants), allowed)
+    helpers = build_lab_helpers(lab.name, _text(files, suite / HELPERS_FILE, root),
+                                suite / HELPERS_FILE)
+    return LabAssets(lab, root, digest, rubric, source, reference, tuple(mutants), allowed,
+                     helpers)
 
 
 def _text(files: dict[str, bytes], path: Path, root: Path) -> str | None:

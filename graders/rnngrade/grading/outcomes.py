@@ -20,7 +20,6 @@ from typing import Any, cast
 
 import pytest
 
-from rnngrade.checks.plugin import FAILURE_KEY, STUDENT_PROVIDER, short_failure
 from rnngrade.errors import GraderError
 from rnngrade.grading.chained import NOTE_KEY
 from rnngrade.grading.lab_assets import LabAssets
@@ -28,8 +27,9 @@ from rnngrade.grading.memo import EXPECTATION_MEMO, ExpectationMemo
 from rnngrade.grading.plugin import CHECK_KEY, LAB_ASSETS
 from rnngrade.grading.scoring import CaseOf
 from rnngrade.grading.session import report_sections
+from rnngrade.harness.checks.plugin import FAILURE_KEY, STUDENT_PROVIDER, short_failure
+from rnngrade.harness.runner.proxy import ModuleProxy
 from rnngrade.results.model import BUDGET_MESSAGE, CaseResult, FailureKind, Outcome
-from rnngrade.runner.proxy import ModuleProxy
 
 
 @dataclass(eq=False)

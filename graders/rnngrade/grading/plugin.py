@@ -16,15 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from rnngrade.checks.plugin import STUDENT_PROVIDER, current_item, lab_of
 from rnngrade.grading.checker import Checker, CheckRecord
 from rnngrade.grading.lab_assets import LabAssets, load_lab_assets
 from rnngrade.grading.memo import EXPECTATION_MEMO
-from rnngrade.lab_helpers import lab_helpers
+from rnngrade.harness.checks.plugin import STUDENT_PROVIDER, current_item, lab_of
+from rnngrade.harness.runner.inprocess import InProcessRunner
+from rnngrade.harness.runner.proxy import ModuleProxy
+from rnngrade.harness.worker_helpers import Registry
 from rnngrade.labs import get_lab
-from rnngrade.runner.inprocess import InProcessRunner
-from rnngrade.runner.proxy import ModuleProxy
-from rnngrade.worker_helpers import Registry
 
 CHECK_KEY = "rnngrade_check"
 # A function of a lab name returning that lab's assets for this session.
@@ -64,11 +63,12 @@ def pytest_configure(config: pytest.Config) -> None:
                 from rnngrade.submission.load import load_submission
 
                 loaded = load_submission(Path(path), lab)
-                runner = InProcessRunner.from_source(loaded.source, loaded.filename,
-                                                     helpers=lab_helpers(lab).registry)
+                runner = InProcessRunner.from_source(
+                    loaded.source, loaded.filename,
+                    helpers=lab_assets(lab.name).helpers.registry)
             else:
                 runner = InProcessRunner(lab_assets(lab.name).reference,
-                                         helpers=lab_helpers(lab).registry)
+                                         helpers=lab_assets(lab.name).helpers.registry)
             proxies[lab.name] = ModuleProxy(runner)
         return proxies[lab.name]
 
@@ -81,7 +81,7 @@ def _assets(item: pytest.Item) -> LabAssets:
 
 def _helpers(item: pytest.Item) -> Registry:
     """The grader helpers of the item's lab (its own ``helpers.py`` and the generic ones)."""
-    return lab_helpers(lab_of(Path(item.path))).registry
+    return _assets(item).helpers.registry
 
 
 @pytest.fixture

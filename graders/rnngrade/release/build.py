@@ -34,7 +34,7 @@ TORCH_VERSION = "2.13.0"
 MANIFEST = ".rnngrade-release.json"
 CONFTEST = '''"""Registers the pytest plugin of the public tests (student side of rnngrade)."""
 
-pytest_plugins = ["rnngrade.checks.plugin"]
+pytest_plugins = ["rnngrade.harness.checks.plugin"]
 '''
 GITIGNORE = """__pycache__/
 *.py[cod]

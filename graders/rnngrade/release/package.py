@@ -1,10 +1,10 @@
 """The student-side subset of the ``rnngrade`` package that ships with the public tests.
 
-It is the closure, over ``rnngrade.*`` imports (lazy ones included), of the public testing API
-(``rnngrade.testing``, the only module public tests may import), the pytest plugin behind the
-``student`` fixture and the notebook runner (``rnngrade.checks``). A module of the trusted side
-(grading engine, sandbox, suites, diagnosis, authoring, instructor tooling) in that closure is an
-error, never a silent inclusion; so is a public test importing anything but ``rnngrade.testing``.
+It is the public testing API (``rnngrade.testing``, the only module public tests may import) and
+the harness package (``rnngrade.harness``), with the closure of their ``rnngrade.*`` imports
+(lazy ones included) checked to stay inside them. A module of the trusted side (grading engine,
+sandbox, suites, diagnosis, authoring, instructor tooling) in that closure is an error, never a
+silent inclusion; so is a public test importing anything but ``rnngrade.testing``.
 """
 
 from __future__ import annotations
@@ -17,28 +17,16 @@ from rnngrade.errors import ExitCode, RnngradeError
 PACKAGE = "rnngrade"
 PUBLIC_API = "rnngrade.testing"
 
-# Where the student side starts (``rnngrade.checks`` means every module of that package).
-SEEDS = (PACKAGE, PUBLIC_API, "rnngrade.checks")
+HARNESS = "rnngrade.harness"
 
-# Trusted-side modules: never shipped, whatever imports them.
-FORBIDDEN = (
-    "rnngrade.authoring",
-    "rnngrade.batch",
-    "rnngrade.ci",
-    "rnngrade.cli",
-    "rnngrade.diagnosis",
-    "rnngrade.gradebook",
-    "rnngrade.grading",
-    "rnngrade.labs",
-    "rnngrade.paths",
-    "rnngrade.release",
-    "rnngrade.results",
-    "rnngrade.sandbox",
-    "rnngrade.submission.archive",
-    "rnngrade.submission.load",
-    "rnngrade.suites",
-    "rnngrade.validate",
-)
+# Where the student side starts (a package means every module in it).
+SEEDS = (PACKAGE, PUBLIC_API, HARNESS)
+
+# The package boundary is the trust boundary: the student side is the root ``rnngrade``
+# package (its ``__init__`` only), the public API and the harness package. Anything else in
+# the closure is a module of the trusted side (engine, sandbox, suites, diagnosis, authoring,
+# instructor tooling) and an error, never a silent inclusion.
+STUDENT_SIDE = (PUBLIC_API, HARNESS)
 
 
 class PackageError(RnngradeError):
@@ -84,18 +72,26 @@ def imported_modules(source: str, name: str, is_package: bool) -> set[str]:
 
 
 def is_forbidden(name: str) -> bool:
-    return any(name == f or name.startswith(f + ".") for f in FORBIDDEN)
+    """True for every module outside the student side."""
+    return name != PACKAGE and not any(name == f or name.startswith(f + ".")
+                                       for f in STUDENT_SIDE)
 
 
 def _expand(name: str, base: Path) -> list[str]:
-    """A seed: the module itself, or every module of a package."""
+    """A seed: the module itself, or every module of a package and its subpackages."""
     path = module_file(name, base)
     if path is None:
         raise PackageError(f"{name} does not exist in {base}")
     if path.name != "__init__.py" or name == PACKAGE:
         return [name]
-    return [name] + sorted(f"{name}.{p.stem}" for p in path.parent.glob("*.py")
-                           if p.name != "__init__.py")
+    found = [name]
+    for file in sorted(path.parent.rglob("*.py")):
+        parts = file.relative_to(path.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if parts and "__pycache__" not in parts:
+            found.append(".".join((name, *parts)))
+    return found
 
 
 def student_modules(extra: tuple[str, ...] = (), base: Path | None = None) -> dict[str, Path]:
@@ -141,6 +137,6 @@ def public_test_imports(paths: list[Path]) -> tuple[str, ...]:
 
 
 def relative_path(name: str, path: Path, base: Path | None = None) -> str:
-    """Where module ``name`` goes in the release (``rnngrade/checks/plugin.py``)."""
+    """Where module ``name`` goes in the release (``rnngrade/harness/checks/plugin.py``)."""
     base = base or package_dir()
     return (Path(PACKAGE) / path.relative_to(base)).as_posix()

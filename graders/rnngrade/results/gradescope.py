@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rnngrade.formatting import format_points
+from rnngrade.harness.formatting import format_points
 from rnngrade.results.model import GradeResult, Outcome, TestResult
 
 

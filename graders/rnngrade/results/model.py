@@ -37,7 +37,8 @@ class Status(_StrEnum):
 
 
 class FailureKind(_StrEnum):
-    """Why a case failed. The runner's kinds (``rnngrade.runner.base``) plus the grader's own."""
+    """Why a case failed: the runner's kinds (``rnngrade.harness.runner.base``) plus the
+    grader's own."""
 
     CHECK = "check"  # the student's value differs from the expected one
     EXCEPTION = "exception"

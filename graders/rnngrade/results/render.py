@@ -17,7 +17,7 @@ from pathlib import Path
 import jinja2
 
 from rnngrade.diagnosis.feedback import fix_sections
-from rnngrade.formatting import format_points
+from rnngrade.harness.formatting import format_points
 from rnngrade.paths import templates_dir
 from rnngrade.results.escape import md_code, md_inline
 from rnngrade.results.gradescope import overall_output, test_output, to_gradescope

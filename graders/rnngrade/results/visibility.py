@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from rnngrade.formatting import format_points
+from rnngrade.harness.formatting import format_points
 from rnngrade.results.model import GradeResult
 
 SHOWN_TO_STUDENTS = frozenset({"visible", "after_due_date", "after_published"})

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.runner.base import ArgRef, FunctionRef, Handle
+from rnngrade.harness.runner.base import ArgRef, FunctionRef, Handle
 
 MAX_BYTES = 512 << 20
 MAX_DEPTH = 64

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, ClassVar
 
-from rnngrade.runner.base import (
+from rnngrade.harness.runner.base import (
     CRASH,
     EXCEPTION,
     EXIT,

@@ -22,7 +22,7 @@ import time
 import weakref
 from typing import NoReturn
 
-from rnngrade.runner.base import (
+from rnngrade.harness.runner.base import (
     CRASH,
     EXIT,
     LOAD_ERROR,

@@ -23,16 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.runner.base import ArgRef, FunctionRef
+from rnngrade.harness.runner.base import ArgRef, FunctionRef
 
 LIMIT = 64 << 20  # larger requests are not copied to compare: their arguments travel back
 
 _IMMUTABLE = frozenset({type(None), bool, int, float, complex, str, bytes, ArgRef})
 _CONTAINERS = frozenset({list, tuple})
-
-
-class _Unsure(Exception):
-    pass
 
 
 class ArgumentGuard:

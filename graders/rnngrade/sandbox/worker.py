@@ -20,7 +20,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from rnngrade.runner.base import (
+from rnngrade.harness.runner.base import (
     EXCEPTION,
     EXIT,
     LOAD_ERROR,
@@ -30,12 +30,14 @@ from rnngrade.runner.base import (
     OUTPUT_LIMIT,
     PROTOCOL,
 )
-from rnngrade.runner.inprocess import (
+from rnngrade.harness.runner.inprocess import (
     describe_exception,
     not_implemented_message,
     resolve_function_refs,
     student_failure,
 )
+from rnngrade.harness.source.module_builder import build_module
+from rnngrade.harness.worker_helpers import GENERIC, Registry, with_lab_helpers
 from rnngrade.sandbox import isolation, seccomp
 from rnngrade.sandbox.channel import ChannelClosed, recv_frame, send_frame
 from rnngrade.sandbox.codec import HandleTable, ProtocolError, decode, encode
@@ -60,8 +62,6 @@ from rnngrade.sandbox.protocol import (
     encode_message,
 )
 from rnngrade.sandbox.unchanged import ArgumentGuard
-from rnngrade.submission.module_builder import build_module
-from rnngrade.worker_helpers import GENERIC, Registry, with_lab_helpers
 
 SPIN_SECONDS = 100e-6  # unpinned: how long to poll for the next request before sleeping
 _FILENAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}\.py$")

@@ -86,7 +86,7 @@ def _prepare() -> None:
     import torch
 
     import rnngrade.sandbox.worker  # noqa: F401 - the worker side, with everything it imports
-    from rnngrade.submission.module_builder import build_module
+    from rnngrade.harness.source.module_builder import build_module
 
     a = np.linspace(0.0, 1.0, 16).reshape(4, 4)
     np.tanh(a @ a.T + 1.0).sum()

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from rnngrade.errors import SubmissionError
+from rnngrade.harness.source.notebook import NotebookError, notebook_source
 from rnngrade.labs import Lab
 from rnngrade.submission.archive import read_archive
-from rnngrade.submission.notebook import NotebookError, notebook_source
 from rnngrade.submission.tree import Tree, TreeLimits, kind_of, read_file, read_tree, shown
 
 __all__ = ["LoadedSubmission", "SubmissionError", "load_submission"]

@@ -15,8 +15,8 @@ import ast
 import builtins
 from functools import cache
 
+from rnngrade.harness.source.module_builder import salvage
 from rnngrade.labs import Lab
-from rnngrade.submission.module_builder import salvage
 
 
 def source_notes(source: str, lab: Lab) -> list[str]:

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from rnngrade.checks.compare import CheckFailure, assert_close, compare
-from rnngrade.checks.gradcheck import numeric_gradient, relative_error, sample_indices
-from rnngrade.checks.structure import assert_outputs
-from rnngrade.checks.tolerance import EXACT, Tolerance, tolerance_for
-from rnngrade.checks.vectors import Case, PublicVectors
-from rnngrade.runner.base import (
+from rnngrade.harness.checks.compare import CheckFailure, assert_close, compare
+from rnngrade.harness.checks.gradcheck import numeric_gradient, relative_error, sample_indices
+from rnngrade.harness.checks.structure import assert_outputs
+from rnngrade.harness.checks.tolerance import EXACT, Tolerance, tolerance_for
+from rnngrade.harness.checks.vectors import Case, PublicVectors
+from rnngrade.harness.runner.base import (
     EXCEPTION,
     MISSING_FUNCTION,
     NOT_IMPLEMENTED,
@@ -35,8 +35,8 @@ from rnngrade.runner.base import (
     FunctionRef,
     StudentError,
 )
-from rnngrade.runner.inprocess import InProcessRunner
-from rnngrade.runner.proxy import ModuleProxy
+from rnngrade.harness.runner.inprocess import InProcessRunner
+from rnngrade.harness.runner.proxy import ModuleProxy
 
 points = pytest.mark.points  # @points(2): this public test is worth 2 points
 

@@ -19,11 +19,11 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
-from rnngrade.checks.compare import CheckFailure
-from rnngrade.checks.devices import device_params
-from rnngrade.checks.gradcheck import OutputLoss
-from rnngrade.checks.tolerance import Tolerance
 from rnngrade.grading.chained import Chain, expect_chained, expect_gradient_check
+from rnngrade.harness.checks.compare import CheckFailure
+from rnngrade.harness.checks.devices import device_params
+from rnngrade.harness.checks.gradcheck import OutputLoss
+from rnngrade.harness.checks.tolerance import Tolerance
 
 GATES = ("f", "i", "c", "o")
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-from rnngrade.checks.tolerance import Tolerance
+from rnngrade.harness.checks.tolerance import Tolerance
+from rnngrade.harness.runner.base import FunctionRef
 from rnngrade.lab_helpers import lab_helpers
-from rnngrade.runner.base import FunctionRef
 
 # ------------------------------------------------------------------ models
 #

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from rnngrade.checks.compare import UNFINISHED, to_numpy
+from rnngrade.harness.checks.compare import UNFINISHED, to_numpy
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -263,6 +263,3 @@ def sin_sum_of(x: np.ndarray) -> Callable[[], float]:
     """f() = Σ sin(x) · x: reads ``x``; its gradient is cos(x)·x + sin(x)."""
     return lambda: float(np.sum(np.sin(x) * x))
 
-
-HELPERS = GENERIC.helpers  # name → generic helper
-FUNCTIONS = GENERIC.functions  # name → generic FunctionRef factory

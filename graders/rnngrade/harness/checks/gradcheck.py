@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.checks.compare import CheckFailure
+from rnngrade.harness.checks.compare import CheckFailure
 
 EPSILON = 1e-5
 # The truncation error of central differences is O(ε²·f''') ≈ 1e-10 and the rounding error

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rnngrade.runner.base import TIMEOUT, CallResult, StudentError, StudentRunner
+from rnngrade.harness.runner.base import TIMEOUT, CallResult, StudentError, StudentRunner
 
 
 @dataclass
@@ -76,8 +76,8 @@ class ModuleProxy:
         return result.value[:n]
 
     def helper(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """Run grader helper ``name`` beside this module (``rnngrade.worker_helpers``, or the
-        lab's own ``helpers.py``)."""
+        """Run grader helper ``name`` beside this module (``rnngrade.harness.worker_helpers``,
+        or the lab's own ``helpers.py``)."""
         key = f"{name}:{args[0]}" if args and isinstance(args[0], str) else name
         result = self._guarded(key, lambda: self.runner.call_helper(
             name, args, kwargs, timeout=self.call_seconds))

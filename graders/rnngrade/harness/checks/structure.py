@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.checks.compare import CheckFailure, Comparison, compare, expected_dtype_of
-from rnngrade.checks.tolerance import EXACT, Tolerance, tolerance_for
+from rnngrade.harness.checks.compare import CheckFailure, Comparison, compare, expected_dtype_of
+from rnngrade.harness.checks.tolerance import EXACT, Tolerance, tolerance_for
 
 
 def flatten(value: Any, name: str, names: tuple[str, ...] | None = None) -> list[tuple[str, Any]]:

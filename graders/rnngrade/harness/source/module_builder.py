@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rnngrade.submission.standins import (
+from rnngrade.harness.source.standins import (
     get_ipython,
     looks_like_platform_test,
     make_standins,

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.runner.base import (
+from rnngrade.harness.runner.base import (
     EXCEPTION,
     LOAD_ERROR,
     MISSING_FUNCTION,
@@ -24,8 +24,8 @@ from rnngrade.runner.base import (
     FunctionRef,
     StudentError,
 )
-from rnngrade.submission.module_builder import build_module
-from rnngrade.worker_helpers import GENERIC, Registry
+from rnngrade.harness.source.module_builder import build_module
+from rnngrade.harness.worker_helpers import GENERIC, Registry
 
 
 class InProcessRunner:

@@ -69,8 +69,6 @@ def make_standins(test_names: frozenset[str] = frozenset()) -> dict[str, types.M
     return modules
 
 
-STANDIN_NAMES = frozenset(make_standins())
-
 # The functions a stand-in supplies, with the module each comes from.
 _ORIGINS = ((_softmax, "rnn_utils"), (_sigmoid, "rnn_utils"))
 

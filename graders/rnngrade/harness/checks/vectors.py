@@ -116,6 +116,3 @@ class PublicVectors:
         entry = self._manifest[name]
         return Case(name, entry["function"], decode_tree(entry["args"], self._arrays),
                     decode_tree(entry["outputs"], self._arrays))
-
-    def cases_for(self, function: str) -> list[str]:
-        return [n for n in self.names() if self._manifest[n]["function"] == function]

@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from rnngrade.checks.compare import CheckFailure
-from rnngrade.checks.mistakes import explain
-from rnngrade.checks.seeding import seed_everything, seed_from_name
-from rnngrade.checks.vectors import PublicVectors
-from rnngrade.formatting import format_points
-from rnngrade.runner.base import MISSING_FUNCTION, NOT_IMPLEMENTED, StudentError
-from rnngrade.runner.inprocess import UNFINISHED, InProcessRunner
-from rnngrade.runner.proxy import ModuleProxy
+from rnngrade.harness.checks.compare import CheckFailure
+from rnngrade.harness.checks.mistakes import explain
+from rnngrade.harness.checks.seeding import seed_everything, seed_from_name
+from rnngrade.harness.checks.vectors import PublicVectors
+from rnngrade.harness.formatting import format_points
+from rnngrade.harness.runner.base import MISSING_FUNCTION, NOT_IMPLEMENTED, StudentError
+from rnngrade.harness.runner.inprocess import UNFINISHED, InProcessRunner
+from rnngrade.harness.runner.proxy import ModuleProxy
 
 # Set by the grader: a function of the fixture request returning the student's ModuleProxy, or
 # None to fall back to the module next to the test (public tests).
@@ -153,7 +153,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 def explain_public_failure(exc: BaseException, item: pytest.Item) -> list[str]:
     """For a failed public check: the known mistake its result shows, or where along time it
-    goes wrong (``rnngrade.checks.mistakes``); [] for anything else."""
+    goes wrong (``rnngrade.harness.checks.mistakes``); [] for anything else."""
     observed = getattr(exc, "observed", None) if isinstance(exc, CheckFailure) else None
     if observed is None:
         return []

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.checks.compare import compare, to_numpy
-from rnngrade.checks.structure import flatten
-from rnngrade.checks.tolerance import Tolerance
-from rnngrade.checks.vectors import PublicVectors
+from rnngrade.harness.checks.compare import compare, to_numpy
+from rnngrade.harness.checks.structure import flatten
+from rnngrade.harness.checks.tolerance import Tolerance
+from rnngrade.harness.checks.vectors import PublicVectors
 
 
 def fingerprints_path(vectors: Path) -> Path:

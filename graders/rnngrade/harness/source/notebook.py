@@ -13,7 +13,7 @@ from typing import Any
 
 import nbformat
 
-from rnngrade.errors import SubmissionError
+from rnngrade.harness.errors import SubmissionError
 
 
 class NotebookError(SubmissionError, ValueError):

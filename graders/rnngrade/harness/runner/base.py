@@ -8,8 +8,8 @@ tuples and dicts with string keys of those; plus three tokens defined here:
 - ``Handle``: an object the student returned that is not plain data (a cache). It stays on the
   student side; passing the handle back as an argument passes the original object.
 - ``FunctionRef``: a callable argument. The student side builds it by calling the factory
-  ``name(*args)`` registered with ``@function`` (``rnngrade.worker_helpers``, or the lab's own
-  ``helpers.py``): grader code running beside the student's.
+  ``name(*args)`` registered with ``@function`` (``rnngrade.harness.worker_helpers``, or the
+  lab's own ``helpers.py``): grader code running beside the student's.
 - ``ArgRef``: inside a ``FunctionRef``'s args, "the decoded positional argument number ``index``
   of this call", so a function can read the very array the student perturbs.
 

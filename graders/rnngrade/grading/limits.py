@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from rnngrade.checks.plugin import lab_of
 from rnngrade.errors import SuiteError
+from rnngrade.harness.checks.plugin import lab_of
+from rnngrade.harness.runner.proxy import ModuleProxy
 from rnngrade.labs import Lab, UnknownLabError, get_lab
-from rnngrade.runner.proxy import ModuleProxy
 from rnngrade.sandbox.limits import Limits
 
 MARKER = "limits"

@@ -1,9 +1,10 @@
 """Run a lab's public tests on the functions saved in a notebook.
 
-The last cell of ``assignments/labN/labN.ipynb`` runs ``%run -m rnngrade.checks.notebook_tests
-labN.ipynb``. The notebook's code cells become the lab's module (as the grader builds it: magics
-and shell lines dropped) in a temporary copy of the lab folder, next to the public tests and the
-lab's public vectors, and ``pytest`` runs there in a fresh process. The student's own
+The last cell of ``assignments/labN/labN.ipynb`` runs
+``%run -m rnngrade.harness.checks.notebook_tests labN.ipynb``. The notebook's code cells become
+the lab's module (as the grader builds it: magics and shell lines dropped) in a temporary copy of
+the lab folder, next to the public tests and the lab's public vectors, and ``pytest`` runs there
+in a fresh process. The student's own
 ``<module>.py`` is never touched.
 """
 
@@ -18,14 +19,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rnngrade.checks.plugin import find_course_root, lab_of
-from rnngrade.errors import ExitCode
-from rnngrade.submission.notebook import NotebookError, notebook_source
+from rnngrade.harness.checks.plugin import find_course_root, lab_of
+from rnngrade.harness.errors import ExitCode
+from rnngrade.harness.source.notebook import NotebookError, notebook_source
 
 EXIT_NO_TESTS = ExitCode.GRADER  # no public tests or no notebook: nothing could run
 _STUDENT_MODULE = re.compile(r"^STUDENT_MODULE\s*=\s*['\"](\w+)['\"]", re.MULTILINE)
-CONFTEST = '"""Written by rnngrade.checks.notebook_tests."""\n\npytest_plugins = ' \
-           '["rnngrade.checks.plugin"]\n'
+CONFTEST = '"""Written by rnngrade.harness.checks.notebook_tests."""\n\npytest_plugins = ' \
+           '["rnngrade.harness.checks.plugin"]\n'
 PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider --import-mode=importlib\n"
 
 
@@ -91,7 +92,7 @@ def run_public_tests(notebook: Path | str, pytest_args: list[str] | None = None)
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args:
-        print("usage: python -m rnngrade.checks.notebook_tests labN.ipynb [pytest options]")
+        print("usage: python -m rnngrade.harness.checks.notebook_tests labN.ipynb [pytest options]")
         return EXIT_NO_TESTS
     return run_public_tests(args[0], args[1:])
 

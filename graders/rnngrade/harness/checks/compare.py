@@ -13,8 +13,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from rnngrade.checks.tolerance import Tolerance, numpy_dtype
-from rnngrade.formatting import format_magnitude
+from rnngrade.harness.checks.tolerance import Tolerance, numpy_dtype
+from rnngrade.harness.formatting import format_magnitude
 
 UNFINISHED = "returns None — looks unfinished (is there still a `None` placeholder?)"
 
@@ -73,7 +73,7 @@ class CheckFailure(AssertionError):
         self.diagnosis = diagnosis or []
         self.hint = hint
         # (got, want, tolerance, name, names) of a failed public check: what the public harness
-        # needs to name a known mistake (rnngrade.checks.mistakes)
+        # needs to name a known mistake (rnngrade.harness.checks.mistakes)
         self.observed: tuple | None = None
 
     def __str__(self) -> str:
