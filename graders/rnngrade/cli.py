@@ -431,7 +431,7 @@ def print_course(report) -> None:  # report: BatchReport
 @command("override")
 def cmd_override(args: argparse.Namespace) -> int:
     from rnngrade.course.override import OverrideRequest, record_override
-    from rnngrade.formatting import format_points
+    from rnngrade.harness.formatting import format_points
 
     request = OverrideRequest(args.student, args.lab, args.out, args.score, args.comment,
                               test=args.test, by=args.by, course=_course(args))

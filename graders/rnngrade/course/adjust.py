@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from rnngrade.course.config import Course, LabPlan
 from rnngrade.course.times import SubmissionTime
-from rnngrade.formatting import format_points
+from rnngrade.harness.formatting import format_points
 from rnngrade.results.model import GradeResult, Status
 
 DAY = dt.timedelta(days=1)

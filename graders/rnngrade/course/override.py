@@ -14,8 +14,8 @@ from pathlib import Path
 from rnngrade.course.adjust import Adjusted
 from rnngrade.course.config import Course
 from rnngrade.errors import UsageError
-from rnngrade.formatting import format_points
 from rnngrade.gradebook.store import FILENAME, GRADER_ERROR, Gradebook
+from rnngrade.harness.formatting import format_points
 from rnngrade.labs import get_lab
 from rnngrade.results.sanitize import clean_name
 
