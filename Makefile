@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: setup
-	$(BIN)/rnngrade batch fixtures/submissions/lab1 fixtures/submissions/hostile --lab lab1 --out $(OUT)/lab1
+	$(BIN)/rnngrade batch fixtures/submissions/lab1 fixtures/submissions/hostile --lab lab1 --out $(OUT)
 
 test: setup
 	$(BIN)/python -m pytest -m "not slow" -q

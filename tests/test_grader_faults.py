@@ -141,7 +141,7 @@ def test_batch_records_a_grader_fault_as_not_graded_and_grades_it_next_run(cours
     for student in ("reference", "buggy_feeds_a0"):
         assert rows[student][-1] == "grader_error"
         assert rows[student][2] == "" and rows[student][4] == ""  # no score, not even 0
-    assert "grader error" in (out / "summary.html").read_text()
+    assert "grader error" in (out / "lab1" / "summary.html").read_text()
     (course_copy / "solutions/lab1/rnn.py").write_text(pristine)
     done = batch()
     assert done.returncode == ExitCode.OK, done.stderr[-3000:]

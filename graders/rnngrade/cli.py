@@ -12,6 +12,10 @@ from rnngrade import __version__
 from rnngrade.errors import ExitCode, error_line, exit_code_for
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from rnngrade.gradebook.batch import BatchReport
+    from rnngrade.gradebook.roster import Roster
     from rnngrade.results.model import GradeResult
 
 
@@ -101,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the regraded students lose the staff's overrides (kept otherwise)")
     _course_option(batch)
     _budget_option(batch)
+    _roster_option(batch)
+    _gradescope_parsers(sub)
+    _export_parser(sub)
     _override_parser(sub)
     _similarity_parser(sub)
     return parser
@@ -145,13 +152,56 @@ def _similarity_parser(sub: argparse._SubParsersAction) -> None:
                             help="folder(s) with one entry per student, as for batch")
     similarity.add_argument("--lab", required=True, help="lab name, e.g. lab1")
     similarity.add_argument("--out", type=Path, required=True,
-                            help="folder for the report (OUT/similarity under a batch's OUT "
-                                 "links it from summary.html)")
+                            help="folder for the report (OUT/labN/similarity under a batch's "
+                                 "OUT links it from that lab's summary.html)")
     similarity.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
                             help="list pairs where one shares at least this fraction of its "
                                  f"code with the other (default {DEFAULT_THRESHOLD})")
     similarity.add_argument("--top", type=int, default=DEFAULT_TOP,
                             help=f"at most this many pairs side by side (default {DEFAULT_TOP})")
+    _course_option(similarity)
+
+def _roster_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--roster", type=Path, default=None, metavar="CSV",
+                        help="the class roster (id, name, email, SIS id, section): students "
+                             "without a submission count as missing, entries not on it are "
+                             "flagged (default: the roster an earlier batch kept in --out)")
+
+
+def _export_parser(sub: argparse._SubParsersAction) -> None:
+    export = sub.add_parser("export", help="the gradebook of a batch folder in an LMS's import "
+                                           "format (Canvas, Moodle, Gradescope)")
+    export.add_argument("folder", type=Path, help="the --out folder of `rnngrade batch`")
+    export.add_argument("--format", required=True, choices=["canvas", "moodle", "gradescope-csv"])
+    export.add_argument("--out", type=Path, required=True, help="the CSV file to write")
+    export.add_argument("--lab", action="append",
+                        help="only these labs (repeatable; default: every lab graded)")
+    _roster_option(export)
+
+
+def _gradescope_parsers(sub: argparse._SubParsersAction) -> None:
+    bundle = sub.add_parser("gradescope", help="build one lab's Gradescope autograder "
+                                               "(autograder.zip: setup.sh, run_autograder)")
+    bundle.add_argument("--lab", required=True, help="lab name, e.g. lab1")
+    bundle.add_argument("--out", type=Path, required=True, help="folder for autograder.zip")
+    bundle.add_argument("--device", default="auto", choices=["cpu", "cuda", "auto"],
+                        help="the device run_autograder grades on (default: auto)")
+    bundle.add_argument("--torch-version", default=None,
+                        help="the torch version setup.sh installs (default: the course's pin)")
+    bundle.add_argument("--inprocess", action="store_true",
+                        help="grade in the grader's process inside Gradescope (NO protection "
+                             "from student code; only for containers that refuse the sandbox)")
+
+    run = sub.add_parser("gradescope-run", help="inside Gradescope (run_autograder calls it): "
+                                                "grade $AUTOGRADER_ROOT/submission into "
+                                                "$AUTOGRADER_ROOT/results/results.json")
+    run.add_argument("--lab", required=True, help="lab name, e.g. lab1")
+    run.add_argument("--root", type=Path, default=None,
+                     help="the autograder root (default: $AUTOGRADER_ROOT or /autograder)")
+    run.add_argument("--device", default="auto", choices=["cpu", "cuda", "auto"])
+    run.add_argument("--inprocess", action="store_true",
+                     help="run the student code in this process (no protection)")
+    _budget_option(run)
 
 
 def _seconds(text: str) -> float:
@@ -380,11 +430,16 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         print("rnngrade: -j needs at least 1", file=sys.stderr)
         return ExitCode.USAGE
+    course = _course(args)
     options = BatchOptions(args.lab, args.out, jobs=args.jobs, executor=args.executor,
                            scheduler=args.scheduler, regrade=args.regrade, device=args.device,
                            inprocess=args.inprocess, timeout=args.timeout or DEFAULT_TIMEOUT,
-                           budget=args.budget, course=_course(args), only=args.only,
-                           drop_overrides=args.drop_overrides)
+                           budget=args.budget, roster=_load_roster(args.roster),
+                           course=course, only=args.only, drop_overrides=args.drop_overrides)
+    if course is not None:
+        from rnngrade.course.apply import missing_policy
+
+        options.missing = missing_policy(course)
     console = Console() if sys.stdout.isatty() else Console(width=120)
     progress = None if args.quiet else RichProgress(Console(stderr=True), f"grading {args.lab}")
     try:
@@ -394,6 +449,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
               "command continues from there", file=sys.stderr)
         return ExitCode.INTERRUPTED
     print_report(console, report)
+    print_roster_report(console, report)
     print_course(report)
     if report.grader_errors:
         from rnngrade.errors import GraderError
@@ -406,6 +462,70 @@ def cmd_batch(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def _load_roster(path: Path | None) -> Roster | None:
+    from rnngrade.gradebook.roster import load_roster
+
+    return load_roster(path) if path is not None else None
+
+
+def print_roster_report(console: Console, report: BatchReport) -> None:
+    """After the batch table: roster students without a submission, entries not on it."""
+    from rich.text import Text
+
+    from rnngrade.results.sanitize import clean_name
+
+    if not report.roster:
+        return
+    console.print(f"roster: {report.roster} student(s); {len(report.missing)} without a "
+                  f"submission (counted as missing), {len(report.not_in_roster)} entr"
+                  f"{'y' if len(report.not_in_roster) == 1 else 'ies'} not on the roster")
+    for label, ids in (("missing", report.missing), ("not on the roster", report.not_in_roster)):
+        if ids:
+            shown = ", ".join(clean_name(i, 60) for i in ids[:20])
+            more = f" … and {len(ids) - 20} more" if len(ids) > 20 else ""
+            console.print(Text(f"  {label}: {shown}{more}"))
+
+
+@command("export")
+def cmd_export(args: argparse.Namespace) -> int:
+    from rnngrade.gradebook.lms import export
+    from rnngrade.results.escape import terminal_text
+    from rnngrade.results.sanitize import clean_name
+
+    path, table = export(args.folder, args.format, args.out, labs=args.lab,
+                         roster=_load_roster(args.roster))
+    print(f"{args.format}: {len(table.students)} student(s) × {len(table.labs)} lab(s) "
+          f"({', '.join(table.labs)}) → {terminal_text(path)}")
+    if table.left_out:
+        shown = ", ".join(clean_name(i, 60) for i in table.left_out[:20])
+        more = f" … and {len(table.left_out) - 20} more" if len(table.left_out) > 20 else ""
+        print(f"  left out, not on the roster: {shown}{more}")
+    return ExitCode.OK
+
+
+@command("gradescope")
+def cmd_gradescope(args: argparse.Namespace) -> int:
+    from rnngrade.gradescope.bundle import build_bundle
+    from rnngrade.release.build import TORCH_VERSION
+
+    bundle = build_bundle(args.lab, args.out, torch_version=args.torch_version or TORCH_VERSION,
+                          device=args.device, inprocess=args.inprocess)
+    print(f"{bundle.lab}: {bundle.path} ({bundle.files} files, {bundle.size / 1e6:.1f} MB)")
+    print("  upload it in Gradescope: the assignment's Configure Autograder page, zip file upload")
+    if bundle.inprocess:
+        print("  warning: built with --inprocess: student code will run unprotected, in the "
+              "grader's process")
+    return ExitCode.OK
+
+
+@command("gradescope-run")
+def cmd_gradescope_run(args: argparse.Namespace) -> int:
+    from rnngrade.gradescope.runner import autograder_root, run_autograder
+
+    root = args.root or autograder_root()
+    run = run_autograder(root, args.lab, device=args.device, inprocess=args.inprocess,
+                         budget=args.budget, say=lambda line: print(line, flush=True))
+    return run.exit_code
 def print_course(report) -> None:  # report: BatchReport
     """What the course file and the overrides did in a batch, in a few lines."""
     from rnngrade.results.escape import terminal_text
@@ -468,25 +588,29 @@ def cmd_similarity(args: argparse.Namespace) -> int:
     listed = sum(1 for p in done.pairs if p.score >= args.threshold)
     print(f"{lab.name}: {len(sources)} submissions compared, {listed} pair(s) at or above "
           f"{args.threshold:.0%}; report: {index}")
-    _link_from_summary(args.out, lab.name)
+    _link_from_summary(args.out, lab.name, _course(args))
     return ExitCode.OK
 
 
-def _link_from_summary(report: Path, lab: str) -> None:
-    """Rewrite the batch's summary.html to link the report when it lies in OUT/similarity."""
+def _link_from_summary(report: Path, lab: str, course) -> None:
+    """Rewrite the batch's summary.html to link the report when it lies in OUT/labN/similarity
+    (``course``: the course file, for the missing policy)."""
+    from rnngrade.course.apply import rewrite_exports
     from rnngrade.gradebook.batch import _Lock
-    from rnngrade.gradebook.export import SIMILARITY_PAGE, write_exports
+    from rnngrade.gradebook.export import SIMILARITY_PAGE, lab_folder
     from rnngrade.gradebook.store import FILENAME, Gradebook
 
-    out = report.resolve().parent
-    if report.resolve() != (out / SIMILARITY_PAGE).parent or not (out / FILENAME).is_file():
+    folder = report.resolve().parent
+    out = folder.parent
+    if (report.resolve() != (folder / SIMILARITY_PAGE).parent or lab_folder(out, lab) != folder
+            or not (out / FILENAME).is_file()):
         return
     lock = _Lock(out)
     book = Gradebook(out / FILENAME)
     try:
         if book.current_rows(lab):
-            write_exports(book, lab, out)
-            print(f"  linked from {out / 'summary.html'}")
+            rewrite_exports(book, lab, out, course)
+            print(f"  linked from {folder / 'summary.html'}")
     finally:
         book.close()
         lock.release()

@@ -68,20 +68,20 @@ def test_batch_grades_every_entry_and_reruns_only_what_changed(samples, tmp_path
                            "r.id = t.result_id WHERE r.student_id = 'buggy_feeds_a0'")
     assert any("loop_feeds_a0" in row["diagnosis"] for row in diagnoses)
     for student in students:
-        folder = out / "students" / student
+        folder = out / "lab1" / "students" / student
         assert json.loads((folder / "results.json").read_text())["lab"] == "lab1"
         assert (folder / "feedback.html").stat().st_size > 0
         assert (folder / "feedback.md").stat().st_size > 0
-    summary = (out / "summary.html").read_text()
+    summary = (out / "lab1" / "summary.html").read_text()
     assert "lab1" in summary and "loop_feeds_a0" in summary and "empty_folder" in summary
 
     # A rerun grades nothing; a changed entry is the only one graded again.
     before = read_csv(out)
-    (out / "students" / "stub" / "feedback.html").unlink()  # as if killed before the reports
+    (out / "lab1" / "students" / "stub" / "feedback.html").unlink()  # killed before the reports
     assert batch(str(samples), "--out", str(out)) == ExitCode.OK
     assert "kept 14" in capsys.readouterr().out
     assert read_csv(out) == before
-    assert (out / "students" / "stub" / "feedback.html").exists()
+    assert (out / "lab1" / "students" / "stub" / "feedback.html").exists()
     fixed = samples / "buggy_feeds_a0" / "rnn.py"
     fixed.write_text((samples / "reference" / "rnn.py").read_text())
     assert batch(str(samples), "--out", str(out), "-j", "1") == ExitCode.OK

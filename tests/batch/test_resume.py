@@ -91,7 +91,7 @@ def check_killed_and_resumed(tmp_path: Path, n: int, jobs: int, expected: dict) 
     partial = current(out)
     assert_one_current_result_each(out, set(partial))  # nothing half-written
     for student in partial:  # reports are written before the result is committed
-        assert (out / "students" / student / "results.json").exists()
+        assert (out / "lab1" / "students" / student / "results.json").exists()
 
     assert main(["batch", str(folder), "--lab", "lab1", "--out", str(out), "-j", str(jobs),
                  "--quiet", *INPROCESS]) == ExitCode.OK
@@ -103,7 +103,7 @@ def check_killed_and_resumed(tmp_path: Path, n: int, jobs: int, expected: dict) 
     assert_csv_matches_gradebook(out)
     grades = read_csv(out)
     assert {s: (float(g["score"]), g["status"]) for s, g in grades.items()} == expected(samples)
-    assert (out / "summary.html").read_text().count("<svg") == 1
+    assert (out / "lab1" / "summary.html").read_text().count("<svg") == 1
 
 
 def uninterrupted(samples: list) -> dict:

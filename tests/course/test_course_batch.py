@@ -60,7 +60,7 @@ def inline(monkeypatch):
 
 
 def rows(out: Path) -> dict[str, dict[str, str]]:
-    with (out / "grades.csv").open(newline="") as handle:
+    with (out / "lab1" / "grades.csv").open(newline="") as handle:
         return {row["student_id"]: row for row in csv.DictReader(handle)}
 
 
@@ -92,10 +92,10 @@ def course_batch(tmp_path_factory):
 def test_the_penalty_reaches_grades_csv_gradebook_and_feedback(course_batch):
     _, _, out = course_batch
     grades = rows(out)
-    assert grades["alice"]["final"] == "10" and grades["alice"]["late_days"] == "0"
+    assert grades["alice"]["score"] == "10" and grades["alice"]["late_days"] == "0"
     bob = grades["bob"]
-    assert (bob["raw_score"], bob["late_days"], bob["penalty"], bob["final"],
-            bob["points_possible"]) == ("24", "1", "6", "7.5", "10")
+    assert (bob["raw_score"], bob["late_days"], bob["penalty"], bob["score"],
+            bob["max_score"], bob["percent"]) == ("24", "1", "6", "7.5", "10", "75.00")
     assert grades["carol"]["late_days"] == "0"
     book = Gradebook(out / FILENAME)
     try:
@@ -103,26 +103,26 @@ def test_the_penalty_reaches_grades_csv_gradebook_and_feedback(course_batch):
         assert stored["time_source"] == "manifest" and stored["penalty"] == 6.0
     finally:
         book.close()
-    md = (out / "students" / "bob" / "feedback.md").read_text()
+    md = (out / "lab1" / "students" / "bob" / "feedback.md").read_text()
     assert md.startswith("## lab1 — RNN forward, step by step: 18 / 24")
     assert "1 day late" in md and "−25%" in md and "the submissions manifest" in md
-    html = (out / "students" / "bob" / "feedback.html").read_text()
+    html = (out / "lab1" / "students" / "bob" / "feedback.html").read_text()
     assert "1 day late" in html and "7.5 of them" in html
-    results = json.loads((out / "students" / "bob" / "results.json").read_text())
+    results = json.loads((out / "lab1" / "students" / "bob" / "results.json").read_text())
     assert results["score"] == 18
-    assert "extended by 1 day" in (out / "students" / "carol" / "feedback.md").read_text()
+    assert "extended by 1 day" in (out / "lab1" / "students" / "carol" / "feedback.md").read_text()
 
 
 def test_hand_back_holds_each_students_feedback_and_a_manifest(course_batch):
     _, _, out = course_batch
-    folder = out / "handback"
+    folder = out / "lab1" / "handback"
     manifest = json.loads((folder / "manifest.json").read_text())
     listed = {row["student_id"]: row for row in manifest["students"]}
     assert set(listed) == {"alice", "bob", "carol"}
     assert listed["bob"]["final"] == 7.5 and listed["bob"]["points_possible"] == 10
     for student, row in listed.items():
         assert (folder / row["feedback_html"]).read_bytes() == \
-            (out / "students" / student / "feedback.html").read_bytes()
+            (out / "lab1" / "students" / student / "feedback.html").read_bytes()
         assert (folder / row["feedback_md"]).is_file()
         assert not (folder / student / "results.json").exists()  # hidden tests' details
     with (folder / "manifest.csv").open(newline="") as handle:
@@ -140,18 +140,18 @@ def test_override_is_recorded_shown_and_kept_across_a_regrade(course_batch, caps
     who, when = db.execute("SELECT made_by, made_at FROM overrides").fetchone()
     db.close()
     assert who == "prof" and re.match(r"\d{4}-\d\d-\d\dT", when)
-    assert rows(out)["alice"]["final"] == "9.1667"
+    assert rows(out)["alice"]["score"] == "9.1667"
     assert rows(out)["alice"]["overrides"] == "1"
-    html = (out / "students" / "alice" / "feedback.html").read_text()
+    html = (out / "lab1" / "students" / "alice" / "feedback.html").read_text()
     assert "copied &lt;b&gt;softmax&lt;/b&gt; from a forum" in html and "<b>softmax" not in html
-    assert "copied" in (out / "handback" / "alice" / "feedback.md").read_text()
+    assert "copied" in (out / "lab1" / "handback" / "alice" / "feedback.md").read_text()
 
     code = main(["batch", str(subs), "--lab", "lab1", "--out", str(out), "--inprocess", "-j",
                  "1", "--quiet", "--course", str(course), "--only", "alice"])
     printed = capsys.readouterr().out
     assert code == 0 and "kept the staff's overrides of 1 student(s) (alice)" in printed
     assert "alice" in printed and "bob " not in printed  # only alice was regraded
-    assert rows(out)["alice"]["final"] == "9.1667"
+    assert rows(out)["alice"]["score"] == "9.1667"
     db = sqlite3.connect(out / FILENAME)
     counts = dict(db.execute("SELECT student_id, COUNT(*) FROM results GROUP BY student_id"))
     db.close()
@@ -161,8 +161,8 @@ def test_override_is_recorded_shown_and_kept_across_a_regrade(course_batch, caps
                  "1", "--quiet", "--course", str(course), "--only", "alice",
                  "--drop-overrides"])
     assert code == 0 and "dropped 1 override(s)" in capsys.readouterr().out
-    assert rows(out)["alice"]["final"] == "10" and rows(out)["alice"]["overrides"] == "0"
-    assert "copied" not in (out / "students" / "alice" / "feedback.md").read_text()
+    assert rows(out)["alice"]["score"] == "10" and rows(out)["alice"]["overrides"] == "0"
+    assert "copied" not in (out / "lab1" / "students" / "alice" / "feedback.md").read_text()
 
 
 @pytest.mark.parametrize("args, message", [
@@ -226,11 +226,11 @@ window.addEventListener("load", () => {
 @needs_chromium
 def test_the_roster_table_links_each_student_and_sorts(course_batch, tmp_path):
     _, _, out = course_batch
-    summary = (out / "summary.html").read_text()
+    summary = (out / "lab1" / "summary.html").read_text()
     assert 'href="students/bob/feedback.html"' in summary
     static = re.findall(r'<tr><td data-sort="([^"]+)">', summary)
     assert static == sorted(static)  # without script: by student id
-    probe = out / "probe.html"
+    probe = out / "lab1" / "probe.html"
     probe.write_text(summary.replace("</body>", SORT_PROBE + "</body>"))
     try:
         dom = dump_dom(probe)
@@ -245,6 +245,20 @@ def test_the_roster_table_links_each_student_and_sorts(course_batch, tmp_path):
 @pytest.mark.slow
 @needs_chromium
 def test_summary_with_its_roster_screenshot(course_batch, tmp_path):
-    png = screenshot(course_batch[2] / "summary.html", tmp_path / "summary-roster.png",
+    png = screenshot(course_batch[2] / "lab1" / "summary.html", tmp_path / "summary-roster.png",
                      "1280,2600")
     assert png.stat().st_size > 40_000 and CHROMIUM
+
+
+def test_the_course_file_decides_how_a_missing_roster_student_counts(course_batch, tmp_path):
+    subs, _, _ = course_batch
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name,email\nalice,Alice A,a@x\nzoe,Zoe Z,z@x\n")
+    for missing, status, score in (("excused", "excused", ""), ("zero", "missing", "0")):
+        course = tmp_path / f"{missing}.yaml"
+        course.write_text(COURSE.replace("points: 10}", f"points: 10, missing: {missing}}}"))
+        out = tmp_path / missing
+        assert main(["batch", str(subs), "--lab", "lab1", "--out", str(out), "--inprocess",
+                     "--quiet", "--course", str(course), "--roster", str(roster)]) == 0
+        zoe = rows(out)["zoe"]
+        assert (zoe["status"], zoe["score"], zoe["max_score"]) == (status, score, "10")

@@ -368,7 +368,7 @@ def test_hostile_entries_in_one_batch_beside_honest_classmates(honest, tmp_path)
     try:
         assert main(["batch", str(folder), *COMMON, "--out", str(out), "-j", "2",
                      "--quiet"]) == 0
-        results = {p.name: reports_of(p) for p in (out / "students").iterdir()}
+        results = {p.name: reports_of(p) for p in (out / "lab1" / "students").iterdir()}
         n_entries = len(COMMITTED) + len(SPECIAL) + len(colliding) + 6
         assert len(results) == n_entries
         for student in ("honest_reference", "honest_zip"):
@@ -395,7 +395,7 @@ def test_hostile_entries_in_one_batch_beside_honest_classmates(honest, tmp_path)
         # a rerun goes through the same entries without dying on any of them
         assert main(["batch", str(folder), *COMMON, "--out", str(out), "-j", "1",
                      "--quiet"]) == 0
-        assert len(list((out / "students").iterdir())) == n_entries
+        assert len(list((out / "lab1" / "students").iterdir())) == n_entries
     finally:
         remove_deep(specials["deep_folder"])
 

@@ -54,14 +54,14 @@ def test_a_class_full_of_attacks_is_graded_and_reported_safely(attack_entries, t
     for student, name in ids.items():  # no point gained by any attack
         score, kind = EXPECTED[name]
         assert (rows[student]["score"], rows[student]["status"]) == (score, kind), student
-        check_reports(out / "students" / student, score)
+        check_reports(out / "lab1" / "students" / student, score)
     for student in ("honest_alice", "honest_carol", "honest_dan"):  # graded in full
         assert (rows[student]["score"], rows[student]["status"]) == (LAB1_POINTS, "graded")
-        check_reports(out / "students" / student, LAB1_POINTS)
+        check_reports(out / "lab1" / "students" / student, LAB1_POINTS)
     # exports: no formula, no element of a student's, the table printed without escapes
     csv_rows = check_csv((out / "grades.csv").read_text(encoding="utf-8"))
     assert "'=HYPERLINK(\"evil.example\",\"appeal\")" in [row[0] for row in csv_rows]
-    page = (out / "summary.html").read_text(encoding="utf-8")
+    page = (out / "lab1" / "summary.html").read_text(encoding="utf-8")
     page, scripts = re.subn(r"<script>.*?</script>", "", page, flags=re.S)
     assert scripts == 1  # the roster's own sorting script, and nothing of a student's
     links = re.findall(r'<a href="([^"]*)">', page)  # the roster's links to each feedback
@@ -109,7 +109,7 @@ def test_a_report_that_cannot_be_written_is_one_students_error(tmp_path, monkeyp
     report = run_batch([folder], options)
     assert (report.graded, report.skipped, report.errors) == (1, 2, 0)
     assert current(tmp_path / "out")["bob"]["score"] == LAB1_POINTS
-    check_reports(tmp_path / "out" / "students" / "bob", LAB1_POINTS)
+    check_reports(tmp_path / "out" / "lab1" / "students" / "bob", LAB1_POINTS)
 
 
 @pytest.mark.parametrize("student", ["[/x]", "[bold]x[/bold]", "\x1b[2Jclear", "a\nb"])

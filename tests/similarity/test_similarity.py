@@ -57,10 +57,11 @@ def report(tmp_path_factory):
                                              status=Status.GRADED)), "test", "inprocess")
     write_exports(book, "lab1", out)
     book.close()
-    assert "similarity/index.html" not in (out / "summary.html").read_text()
-    code = main(["similarity", str(subs), "--lab", "lab1", "--out", str(out / "similarity")])
+    assert "similarity/index.html" not in (out / "lab1" / "summary.html").read_text()
+    code = main(["similarity", str(subs), "--lab", "lab1", "--out",
+                 str(out / "lab1" / "similarity")])
     assert code == 0
-    return out
+    return out / "lab1"
 
 
 def test_a_renamed_copy_ranks_first_and_the_stub_counts_for_nothing(report):

@@ -19,6 +19,7 @@ from pathlib import Path
 from rnngrade.course.adjust import Adjusted, Lateness, Override, adjust, lateness
 from rnngrade.course.config import Course, parse_moment
 from rnngrade.course.times import SubmissionTime, TimeSource
+from rnngrade.gradebook.roster import MissingMark, Student, zero_for_missing
 from rnngrade.gradebook.store import Gradebook
 from rnngrade.results.render import write_reports
 
@@ -79,6 +80,27 @@ def apply_course(book: Gradebook, lab: str, folder_of: Callable[[str], Path],
             done.time_sources[when.source.value] = done.time_sources.get(when.source.value,
                                                                          0) + 1
     return done
+
+
+def missing_policy(course: Course) -> Callable[[Student, str], MissingMark]:
+    """How the course file counts a roster student without a submission, per lab."""
+
+    def policy(student: Student, lab: str) -> MissingMark:
+        if course.plan(lab).missing == "excused":
+            return MissingMark("excused", None, f"no submission: excused ({course.path.name})")
+        return zero_for_missing(student, lab)
+
+    return policy
+
+
+def rewrite_exports(book: Gradebook, lab: str, out: Path, course: Course | None) -> None:
+    """The lab's grades.csv and summary.html, and the course-wide grades.csv, written again
+    (with the roster a batch kept in ``out`` and the course file's missing policy)."""
+    from rnngrade.gradebook.export import write_exports
+    from rnngrade.gradebook.roster import saved_roster
+
+    write_exports(book, lab, out, saved_roster(out),
+                  missing_policy(course) if course is not None else zero_for_missing)
 
 
 def _recorded(row: sqlite3.Row | None) -> SubmissionTime | None:

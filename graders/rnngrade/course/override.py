@@ -48,8 +48,8 @@ def default_author() -> str:
 def record_override(request: OverrideRequest) -> tuple[int, Adjusted | None]:
     """Check and record the override, then rewrite the lab's reports; the override's id and
     the student's new numbers."""
+    from rnngrade.course.apply import rewrite_exports
     from rnngrade.gradebook.batch import _Lock, finish_course
-    from rnngrade.gradebook.export import write_exports
 
     lab = get_lab(request.lab).name
     path = request.out / FILENAME
@@ -87,7 +87,7 @@ def record_override(request: OverrideRequest) -> tuple[int, Adjusted | None]:
         override_id = book.add_override(request.student, lab, request.test, request.score,
                                         comment, request.by or default_author())
         done = finish_course(book, lab, request.out, request.course, [], {})
-        write_exports(book, lab, request.out)
+        rewrite_exports(book, lab, request.out, request.course)
     finally:
         book.close()
         lock.release()

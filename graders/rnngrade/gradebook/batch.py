@@ -3,10 +3,12 @@
 The coordinator (this process) discovers the entries, hashes them, skips those whose current
 result has the same content hash, grader version and settings, and hands the rest to an executor
 (local processes or Dask). As each outcome arrives it writes the student's reports
-(``students/<id>/``, each file atomically) and then commits the result in one transaction; at the
-end it exports ``grades.csv`` and ``summary.html``. A run killed at any point resumes where it
-stopped: committed results are skipped, and reports missing for them are rewritten from the
-gradebook.
+(``OUT/labN/students/<id>/``, each file atomically) and then commits the result in one
+transaction; at the end it exports the lab's ``grades.csv`` and ``summary.html`` into ``OUT/labN/``
+and rebuilds the course-wide ``OUT/grades.csv`` (see ``export``: one gradebook and one folder per
+lab, so batching another lab into the same ``OUT`` replaces nothing of the first). A run killed
+at any point resumes where it stopped: committed results are skipped, and reports missing for
+them are rewritten from the gradebook.
 """
 
 from __future__ import annotations
@@ -32,7 +34,16 @@ from rnngrade.gradebook.executors import (
     default_workers,
     grader_version,
 )
-from rnngrade.gradebook.export import mutant_names, write_exports
+from rnngrade.gradebook.export import lab_folder, mutant_names, write_exports
+from rnngrade.gradebook.roster import (
+    MissingPolicy,
+    Roster,
+    match_key,
+    save_roster,
+    saved_roster,
+    unknown_ids,
+    zero_for_missing,
+)
 from rnngrade.gradebook.store import (
     ERROR,
     FILENAME,
@@ -79,6 +90,8 @@ class BatchOptions:
     course: Course | None = None  # due dates, late policy, scaling (None: none of that)
     only: list[str] | None = None  # regrade just these students (the others are left alone)
     drop_overrides: bool = False  # regraded students lose the staff's overrides
+    roster: Roster | None = None  # None: the roster an earlier batch kept in ``out``, if any
+    missing: MissingPolicy = zero_for_missing  # how a roster student without an entry counts
 
 
 @dataclass
@@ -97,7 +110,7 @@ class Row:
 @dataclass
 class BatchReport:
     lab: str
-    out: Path
+    out: Path  # the lab's folder: OUT/labN
     gradebook: Path
     files: dict[str, Path] = field(default_factory=dict)
     rows: list[Row] = field(default_factory=list)
@@ -113,6 +126,9 @@ class BatchReport:
     status: str = "running"
     first_result: float = 0.0  # perf_counter() of the first and last outcome
     last_result: float = 0.0
+    roster: int = 0  # students on the roster (0: none)
+    missing: list[str] = field(default_factory=list)  # roster students without an entry
+    not_in_roster: list[str] = field(default_factory=list)  # entries the roster does not list
 
     @property
     def rate(self) -> float:
@@ -208,25 +224,24 @@ def run_batch(sources: list[Path], options: BatchOptions,
     progress = progress or ProgressHook()
     out = options.out
     out.mkdir(parents=True, exist_ok=True)
-    try:
-        entries = discover(sources, exclude=out)
-    except EntryError as exc:
-        raise BatchError(str(exc)) from exc
-    if options.only is not None:
-        entries = _selected(entries, options.only)
+    entries = _entries(sources, out, options.only)
     manifests = _manifests(options.course, sources)  # a bad manifest stops us before grading
     isolation = "inprocess" if options.inprocess else "sandbox"
     mistakes = mutant_names(lab.name)
     version = grader_version(lab.name)
     spec = GradingSpec(lab.name, device, options.inprocess, options.budget)
 
+    roster = options.roster if options.roster is not None else saved_roster(out)
     lock = _Lock(out)
+    folder = lab_folder(out, lab.name)
     book = Gradebook(out / FILENAME)
     started = time.perf_counter()
-    report = BatchReport(lab.name, out, book.path, executor=options.executor)
+    report = BatchReport(lab.name, folder, book.path, executor=options.executor)
     run_id = 0
     outcomes: Generator | None = None
     try:
+        if options.roster is not None:
+            save_roster(options.roster, out)
         current = book.current(lab.name)
         todo: list[tuple[Entry, str]] = []  # entry, read error ("" if readable)
         for entry in entries:
@@ -241,10 +256,10 @@ def run_batch(sources: list[Path], options: BatchOptions,
                 continue
             assert known is not None
             result = book.load_result(known.result_id)
-            folder = out / "students" / entry.student
+            reports = folder / "students" / entry.student
             failed = ""
-            if not all((folder / name).exists() for name in REPORTS):
-                failed = _write_reports(result, folder)  # killed between commit and reports
+            if not all((reports / name).exists() for name in REPORTS):
+                failed = _write_reports(result, reports)  # killed between commit and reports
             report.skipped += 1
             report.rows.append(Row(entry.student, known.status, result.score, result.max_score,
                                    result.execution_time, failed or note(result, mistakes),
@@ -263,11 +278,11 @@ def run_batch(sources: list[Path], options: BatchOptions,
         outcomes = _grade_all(todo, executor)
         for entry, payload, outcome in outcomes:
             item = _recorded(entry, payload, outcome, lab, rubric, device)
-            failed = _write_reports(item.result, out / "students" / entry.student)
+            failed = _write_reports(item.result, folder / "students" / entry.student)
             if failed:  # a grader fault: not graded, retried by the next run; the batch goes on
                 item = _recorded(entry, payload, {"status": GRADER_ERROR, "detail": failed,
                                                   "worker": item.worker}, lab, rubric, device)
-                _write_reports(item.result, out / "students" / entry.student)
+                _write_reports(item.result, folder / "students" / entry.student)
             book.record(run_id, item, version, isolation)
             report.graded += 1
             report.errors += item.status != GRADED
@@ -280,9 +295,8 @@ def run_batch(sources: list[Path], options: BatchOptions,
             progress.advance(entry.student, item.status)
         if isinstance(executor, DaskExecutor):
             report.workers = executor.workers
-        if options.drop_overrides:
-            report.dropped_overrides = book.drop_overrides(
-                lab.name, [entry.student for entry, _ in todo])
+        report.dropped_overrides = book.drop_overrides(
+            lab.name, [entry.student for entry, _ in todo] if options.drop_overrides else [])
         report.course = finish_course(book, lab.name, out, options.course, entries,
                                     manifests)
         report.status = "finished"
@@ -298,7 +312,9 @@ def run_batch(sources: list[Path], options: BatchOptions,
             if run_id:
                 book.finish_run(run_id, report.status, report.graded, report.skipped,
                                 report.errors, report.seconds, report.workers)
-            report.files = write_exports(book, lab.name, out)
+            report.files = write_exports(book, lab.name, out, roster, options.missing)
+            if roster is not None:
+                _roster_report(report, roster, list(book.current(lab.name)))
         finally:
             book.close()
             lock.release()
@@ -306,8 +322,15 @@ def run_batch(sources: list[Path], options: BatchOptions,
     return report
 
 
-def _selected(entries: list[Entry], only: list[str]) -> list[Entry]:
-    """The entries of the students named by ``--only`` (every name must be found)."""
+def _entries(sources: list[Path], out: Path, only: list[str] | None) -> list[Entry]:
+    """The entries of ``sources``; with ``only``, those of the students it names (every name
+    must be found)."""
+    try:
+        entries = discover(sources, exclude=out)
+    except EntryError as exc:
+        raise BatchError(str(exc)) from exc
+    if only is None:
+        return entries
     by_id = {entry.student: entry for entry in entries}
     unknown = [name for name in only if name not in by_id]
     if unknown:
@@ -338,9 +361,16 @@ def finish_course(book: Gradebook, lab: str, out: Path, course: Course | None,
         for entry in entries:
             times[entry.student] = submission_time(entry.path, entry.student,
                                                    manifests.get(entry.path.parent, {}))
-    done = apply_course(book, lab, lambda student: out / "students" / student, course, times)
-    write_handback(book, lab, lambda student: out / "students" / student, out / FOLDER)
+    folder = lab_folder(out, lab)
+    done = apply_course(book, lab, lambda student: folder / "students" / student, course, times)
+    write_handback(book, lab, lambda student: folder / "students" / student, folder / FOLDER)
     return done
+def _roster_report(report: BatchReport, roster: Roster, graded: list[str]) -> None:
+    """Who the roster expects and did not get, and who it does not list."""
+    present = {match_key(student) for student in graded}
+    report.roster = len(roster)
+    report.missing = sorted(s.id for s in roster.students if match_key(s.id) not in present)
+    report.not_in_roster = unknown_ids(graded, roster)
 
 
 def _grade_all(todo: list[tuple[Entry, str]], executor: LocalPool | DaskExecutor

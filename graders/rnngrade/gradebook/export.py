@@ -1,7 +1,21 @@
 """Exports of a gradebook: ``grades.csv`` for an LMS, ``summary.html`` for the instructor.
 
 Both are computed from the students' *current* results in the gradebook (never from what one run
-happened to grade), and written atomically (a temporary file renamed over the old one).
+happened to grade), and written atomically (a temporary file renamed over the old one). With a
+roster, every roster student has a row for each lab: a student without a submission gets the
+missing policy's mark (0 by default), and a gradebook id the roster does not list is flagged.
+
+Layout under a batch's output folder ``OUT`` (one gradebook for the whole course)::
+
+    OUT/gradebook.sqlite       every lab's results
+    OUT/grades.csv             every student and lab, one row each, with a ``lab`` column
+    OUT/labN/grades.csv        that lab's rows
+    OUT/labN/summary.html      that lab's summary
+    OUT/labN/students/<id>/    each student's reports for that lab
+
+The summary's mean, median and histogram count exactly the rows whose ``score`` cell in
+``grades.csv`` is filled: a submission that could not be loaded and a missing student count 0,
+a result the grader failed on (and an excused student) counts nothing.
 """
 
 from __future__ import annotations
@@ -18,7 +32,9 @@ from pathlib import Path
 
 from rnngrade.course.roster_table import RosterRow, roster_rows
 from rnngrade.diagnosis.mutants import load_mutant_table
+from rnngrade.gradebook.roster import MissingPolicy, Roster, Student, match_key, zero_for_missing
 from rnngrade.gradebook.store import ERROR, GRADED, GRADER_ERROR, LOAD_ERROR, TIMEOUT, Gradebook
+from rnngrade.grading.rubric import load_rubric
 from rnngrade.harness.formatting import format_points
 from rnngrade.labs import get_lab
 from rnngrade.results.escape import csv_cell
@@ -27,11 +43,12 @@ from rnngrade.results.render import render
 from rnngrade.results.sanitize import clean_name, clean_text
 
 CSV_COLUMNS = ("student_id", "lab", "score", "max_score", "percent", "graded_at",
-               "submission_sha256", "status",
-               # the course file and the staff's overrides (rnngrade.course); score is the raw one
-               "raw_score", "late_days", "penalty", "overrides", "final", "points_possible")
+               "submission_sha256", "name", "email", "sis_id", "section", "in_roster", "status",
+               # score is the final one; what the course file and the staff changed (course/)
+               "raw_score", "late_days", "penalty", "overrides")
 STATUS_TEXT = {LOAD_ERROR: "could not be loaded", ERROR: "grader error", TIMEOUT: "timed out",
                GRADED: "graded", GRADER_ERROR: "not graded: grader error (graded again next run)"}
+COURSE_CSV = "grades.csv"
 
 
 def write_atomic(path: Path, text: str) -> Path:
@@ -43,29 +60,133 @@ def write_atomic(path: Path, text: str) -> Path:
     return path
 
 
-def grades_csv(book: Gradebook, lab: str) -> str:
-    """One row per student: the current result's score, for an LMS import."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+def lab_folder(out: Path, lab: str) -> Path:
+    """Where one lab's exports and reports go under a batch's output folder."""
+    return out / lab
+
+
+@dataclass
+class GradeRow:
+    """One student's line for one lab, as every export shows it.
+
+    score: ``None`` when there is no score to give (the grader failed on the submission, or
+    the student is excused); percent likewise. With a course file or overrides (see
+    ``rnngrade.course``) score is the final one, in the course's points (``max_score``), and
+    ``raw_score`` what the grader gave, in the lab's own points."""
+
+    student: str
+    lab: str
+    status: str
+    score: float | None
+    max_score: float
+    graded_at: str = ""
+    sha256: str = ""
+    roster: Student | None = None
+    in_roster: bool | None = None  # None: no roster was given
+    note: str = ""
+    submitted: bool = True  # False: a roster student with no entry for this lab
+    raw_score: float | None = None
+    late_days: int = 0
+    penalty: float = 0.0  # points taken off for lateness, in the lab's own points
+    overrides: int = 0  # the staff's overrides in force
+
+    @property
+    def percent(self) -> float | None:
+        if self.score is None:
+            return None
+        return 100.0 * self.score / self.max_score if self.max_score else 0.0
+
+
+def lab_points(lab: str, rows: list[GradeRow] | None = None) -> float:
+    """A lab's maximum score: its rubric's points (else the most any result shows)."""
+    try:
+        return load_rubric(get_lab(lab).suite_dir() / "rubric.yaml").max_points
+    except Exception:  # noqa: BLE001 - no rubric to read: fall back on the results
+        return max((r.max_score for r in rows or []), default=0.0)
+
+
+def grade_rows(book: Gradebook, lab: str, roster: Roster | None = None,
+               missing: MissingPolicy = zero_for_missing) -> list[GradeRow]:
+    """Every current result of ``lab`` and, with a roster, a row per roster student who has
+    none (``missing`` decides how it counts); sorted by student id."""
+    rows = []
     adjustments = book.adjustments(lab)
     for row in book.current_rows(lab):
         scored = row["status"] != GRADER_ERROR  # not graded: no score, not even 0
-        score = format_points(row["score"], 4) if scored else ""
-        percent = f"{row['percent']:.2f}" if scored else ""
+        student = roster.find(row["student_id"]) if roster is not None else None
+        item = GradeRow(row["student_id"], row["lab"], row["status"],
+                        row["score"] if scored else None, row["max_score"],
+                        row["graded_at"], row["sha256"], student,
+                        None if roster is None else student is not None,
+                        raw_score=row["score"] if scored else None)
         adjusted = adjustments.get(row["student_id"])
-        if adjusted is None:
-            course = [score, "0", "0", "0", score, format_points(row["max_score"], 4)]
-        else:
-            course = [score, str(adjusted["late_days"]), format_points(adjusted["penalty"], 4),
-                      str(adjusted["overrides"]),
-                      format_points(adjusted["final_points"], 4) if scored else "",
-                      format_points(adjusted["points_possible"], 4)]
+        if adjusted is not None:
+            item.score = adjusted["final_points"] if scored else None
+            item.max_score = adjusted["points_possible"]
+            item.late_days, item.penalty = adjusted["late_days"], adjusted["penalty"]
+            item.overrides = adjusted["overrides"]
+        rows.append(item)
+    if roster is not None:
+        present = {match_key(r.student) for r in rows}
+        scaled = {a["points_possible"] for a in adjustments.values()}
+        points = scaled.pop() if len(scaled) == 1 else lab_points(lab, rows)
+        for student in roster.students:
+            if match_key(student.id) not in present:
+                mark = missing(student, lab)
+                rows.append(GradeRow(student.id, lab, mark.status, mark.score, points,
+                                     roster=student, in_roster=True, note=mark.note,
+                                     submitted=False))
+    return sorted(rows, key=lambda r: (match_key(r.student), r.student))
+
+
+def rows_csv(rows: list[GradeRow]) -> str:
+    """``grades.csv`` of ``rows``: every text cell formula-safe (``csv_cell``)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for r in rows:
+        percent = r.percent
+        who = r.roster or Student(r.student)
+        in_roster = "" if r.in_roster is None else ("yes" if r.in_roster else "no")
         # text cells through csv_cell: an id such as "=HYPERLINK(...)" is read as text
-        writer.writerow([csv_cell(clean_name(row["student_id"])), csv_cell(row["lab"]), score,
-                         format_points(row["max_score"], 4), percent, csv_cell(row["graded_at"]),
-                         csv_cell(row["sha256"]), csv_cell(row["status"]), *course])
+        writer.writerow([csv_cell(clean_name(r.student)), csv_cell(r.lab),
+                         "" if r.score is None else format_points(r.score, 4),
+                         format_points(r.max_score, 4),
+                         "" if percent is None else f"{percent:.2f}",
+                         csv_cell(r.graded_at), csv_cell(r.sha256), csv_cell(who.name),
+                         csv_cell(who.email), csv_cell(who.sis_id), csv_cell(who.section),
+                         in_roster, csv_cell(r.status),
+                         "" if r.raw_score is None else format_points(r.raw_score, 4),
+                         r.late_days, format_points(r.penalty, 4), r.overrides])
     return out.getvalue()
+
+
+def grades_csv(book: Gradebook, lab: str, roster: Roster | None = None,
+               missing: MissingPolicy = zero_for_missing) -> str:
+    """One row per student for ``lab``: the current result's score, for an LMS import."""
+    return rows_csv(grade_rows(book, lab, roster, missing))
+
+
+def graded_labs(book: Gradebook) -> list[str]:
+    """The labs the gradebook holds results for, in course order (lab2 before lab10)."""
+    labs = [row[0] for row in book.db.execute("SELECT DISTINCT lab FROM results").fetchall()]
+    return sorted(labs, key=lambda name: (len(name), name))
+
+
+def course_rows(book: Gradebook, roster: Roster | None = None,
+                missing: MissingPolicy = zero_for_missing,
+                labs: list[str] | None = None) -> list[GradeRow]:
+    """Every student's row for every lab (``labs``: only these), by student then lab."""
+    rows = [r for lab in (labs or graded_labs(book)) for r in grade_rows(book, lab, roster,
+                                                                           missing)]
+    order = {lab: i for i, lab in enumerate(labs or graded_labs(book))}
+    return sorted(rows, key=lambda r: (match_key(r.student), r.student, order[r.lab]))
+
+
+def course_csv(book: Gradebook, roster: Roster | None = None,
+               missing: MissingPolicy = zero_for_missing) -> str:
+    """The course-wide ``grades.csv``: one row per student and lab."""
+    return rows_csv(course_rows(book, roster, missing))
 
 
 @dataclass
@@ -136,7 +257,10 @@ class Summary:
     bars: list[Bar] = field(default_factory=list)
     chart: dict = field(default_factory=dict)
     run: dict = field(default_factory=dict)
-    roster: list[RosterRow] = field(default_factory=list)
+    roster: int = 0  # students on the roster (0: no roster)
+    missing: list[dict] = field(default_factory=list)  # roster students without a submission
+    not_in_roster: list[str] = field(default_factory=list)  # entries the roster does not list
+    table: list[RosterRow] = field(default_factory=list)  # every student's row, with links
     similarity: str = ""  # link to the similarity report, when there is one
 
 
@@ -196,25 +320,33 @@ def split_diagnosis(stored: object, mistakes: set[str]) -> tuple[str, str, str]:
     return "pattern", "", diagnosis.text
 
 
-def summarise(book: Gradebook, lab_name: str, slowest: int = 8) -> Summary:
-    """Everything summary.html shows, from the current results of ``lab_name``."""
+def summarise(book: Gradebook, lab_name: str, slowest: int = 8, roster: Roster | None = None,
+              missing: MissingPolicy = zero_for_missing) -> Summary:
+    """Everything summary.html shows, from the current results of ``lab_name`` (and the roster:
+    its students without a submission, the entries it does not list)."""
     lab = get_lab(lab_name)
     mistakes = mutant_names(lab_name)
     rows = book.current_rows(lab_name)
     graded = [r for r in rows if r["status"] == GRADED]
-    percents = [r["percent"] for r in graded]
+    everyone = grade_rows(book, lab_name, roster, missing)
+    # the same rows, and the same scores, as grades.csv: an empty submission counts 0 in both
+    percents = [p for p in (r.percent for r in everyone) if p is not None]
     bars, chart = histogram(percents)
     summary = Summary(
         lab=lab.name, lab_title=lab.title,
         generated_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         grader_versions=sorted({r["grader_version"] for r in rows}),
-        students=len(rows), graded=len(graded),
+        students=len(everyone), graded=len(graded),
         max_score=max((r["max_score"] for r in rows), default=0.0),
         mean=statistics.fmean(percents) if percents else 0.0,
         median=statistics.median(percents) if percents else 0.0,
         stdev=statistics.pstdev(percents) if len(percents) > 1 else 0.0,
         full_marks=sum(1 for p in percents if p >= 99.995),
-        zero=sum(1 for p in percents if p <= 0.005), bars=bars, chart=chart)
+        zero=sum(1 for p in percents if p <= 0.005), bars=bars, chart=chart,
+        roster=len(roster) if roster is not None else 0)
+    summary.missing = [{"student": clean_name(r.student), "status": r.status,
+                        "note": clean_name(r.note)} for r in everyone if not r.submitted]
+    summary.not_in_roster = [clean_name(r.student) for r in everyone if r.in_roster is False]
     summary.errors = [{"student": clean_name(r["student_id"]),
                        "entry": clean_name(r["entry_name"]),
                        "status": STATUS_TEXT.get(r["status"], r["status"]),
@@ -267,7 +399,7 @@ def summarise(book: Gradebook, lab_name: str, slowest: int = 8) -> Summary:
     runs = book.runs()
     if runs:
         summary.run = dict(zip(runs[-1].keys(), runs[-1]))
-    summary.roster = roster_rows(book, lab_name, STATUS_TEXT)
+    summary.table = roster_rows(book, lab_name, STATUS_TEXT)
     return summary
 
 
@@ -275,13 +407,17 @@ def render_summary(summary: Summary) -> str:
     return render("summary.html.j2", s=summary)
 
 
-def write_exports(book: Gradebook, lab: str, out: Path) -> dict[str, Path]:
-    """Write ``grades.csv`` and ``summary.html`` into ``out`` (atomically); the summary links
-    the similarity report when ``out/similarity/index.html`` exists."""
-    summary = summarise(book, lab)
-    if (out / SIMILARITY_PAGE).is_file():
+def write_exports(book: Gradebook, lab: str, out: Path, roster: Roster | None = None,
+                  missing: MissingPolicy = zero_for_missing) -> dict[str, Path]:
+    """Write ``lab``'s ``grades.csv`` and ``summary.html`` into ``out/lab/`` and rebuild the
+    course-wide ``out/grades.csv`` from the gradebook (every file atomically). The summary
+    links the similarity report when ``out/lab/similarity/index.html`` exists."""
+    folder = lab_folder(out, lab)
+    summary = summarise(book, lab, roster=roster, missing=missing)
+    if (folder / SIMILARITY_PAGE).is_file():
         summary.similarity = SIMILARITY_PAGE
     return {
-        "grades.csv": write_atomic(out / "grades.csv", grades_csv(book, lab)),
-        "summary.html": write_atomic(out / "summary.html", render_summary(summary)),
+        "summary.html": write_atomic(folder / "summary.html", render_summary(summary)),
+        "grades.csv": write_atomic(folder / "grades.csv", grades_csv(book, lab, roster, missing)),
+        "course csv": write_atomic(out / COURSE_CSV, course_csv(book, roster, missing)),
     }

@@ -1,4 +1,14 @@
-"""GradeResult → Gradescope's ``results.json`` structure (extra fields are allowed there)."""
+"""GradeResult → Gradescope's ``results.json`` structure.
+
+Every field of Gradescope's documented results format is filled (``score``, ``execution_time``,
+``output`` and its ``output_format``, ``visibility``, ``stdout_visibility``, ``extra_data``; per
+test ``score``, ``max_score``, ``status``, ``name``, ``name_format``, ``number``, ``output``,
+``output_format``, ``tags``, ``visibility``, ``extra_data``). Every text format is ``text``:
+Gradescope then renders nothing a submission wrote as HTML or Markdown (the default for the
+top-level output, ``simple_format``, would render HTML). The fields rnngrade itself reads (``lab``,
+``status``, ``protections``, ``test_id``, ``outcome``, ...) stay at the top level and in each test
+as before; the same facts are in ``extra_data``, where Gradescope stores them.
+"""
 
 from __future__ import annotations
 
@@ -38,33 +48,91 @@ def overall_output(result: GradeResult) -> str:
     return "\n".join(lines)
 
 
+TEXT = "text"  # Gradescope's plain-text format: no HTML, Markdown or ANSI is rendered
+
+
+def function_of(test_name: str, functions: list[str]) -> str:
+    """The graded function a test is about: the longest of ``functions`` that the test's name
+    starts with after ``test_`` ("" when none does)."""
+    bare = test_name.removeprefix("test_")
+    found = [f for f in functions if bare == f or bare.startswith(f + "_")]
+    return max(found, key=len, default="")
+
+
+def numbering(result: GradeResult, functions: list[str]) -> list[tuple[str, str]]:
+    """(number, function) of each test: ``"2.3"`` is the third test of the second graded
+    function; a test about none of them is numbered after them in order."""
+    order = {f: i + 1 for i, f in enumerate(functions)}
+    seen: dict[str, int] = {}
+    numbers = []
+    for test in result.tests:
+        function = function_of(test.name, functions)
+        group = order.get(function, len(functions) + 1)
+        seen[function] = seen.get(function, 0) + 1
+        numbers.append((f"{group}.{seen[function]}", function))
+    return numbers
+
+
+def _functions(lab: str) -> list[str]:
+    from rnngrade.labs import UnknownLabError, get_lab
+
+    try:
+        return list(get_lab(lab).functions)
+    except UnknownLabError:
+        return []
+
+
+def _test_extra(test: TestResult) -> dict[str, Any]:
+    return {
+        "test_id": test.name,
+        "outcome": test.outcome,
+        "diagnosis": [d.to_dict() for d in test.diagnosis],
+        "hint": test.hint,
+        "cases_passed": test.cases_passed,
+        "cases_total": test.cases_total,
+        "cases_skipped": test.cases_skipped,
+        "execution_time": test.seconds,
+    }
+
+
 def to_gradescope(result: GradeResult) -> dict[str, Any]:
+    numbers = numbering(result, _functions(result.lab))
+    tests = []
+    for test, (number, function) in zip(result.tests, numbers):
+        extra = _test_extra(test)
+        tests.append({
+            "name": test.title,
+            "name_format": TEXT,
+            "number": number,
+            "score": test.score,
+            "max_score": test.max_score,
+            "status": "passed" if test.outcome == Outcome.PASSED else "failed",
+            "output": test_output(test),
+            "output_format": TEXT,
+            "tags": [function] if function else [],
+            "visibility": test.visibility,
+            "extra_data": extra,
+            **extra,
+        })
     return {
         "score": result.score,
         "max_score": result.max_score,
         "execution_time": result.execution_time,
         "output": overall_output(result),
+        "output_format": TEXT,
+        "test_output_format": TEXT,
+        "test_name_format": TEXT,
         "visibility": "visible",
         "stdout_visibility": "hidden",
-        "tests": [
-            {
-                "name": test.title,
-                "test_id": test.name,
-                "score": test.score,
-                "max_score": test.max_score,
-                "status": "passed" if test.outcome == Outcome.PASSED else "failed",
-                "outcome": test.outcome,
-                "output": test_output(test),
-                "visibility": test.visibility,
-                "diagnosis": [d.to_dict() for d in test.diagnosis],
-                "hint": test.hint,
-                "cases_passed": test.cases_passed,
-                "cases_total": test.cases_total,
-                "cases_skipped": test.cases_skipped,
-                "execution_time": test.seconds,
-            }
-            for test in result.tests
-        ],
+        "extra_data": {
+            "lab": result.lab,
+            "status": result.status,
+            "device": result.device,
+            "protections": result.protections,
+            "grader_version": result.grader_version,
+            "graded_at": result.graded_at,
+        },
+        "tests": tests,
         "lab": result.lab,
         "submission": result.submission,
         "status": result.status,
