@@ -114,3 +114,18 @@ def test_similarity_pages_screenshots(report, tmp_path):
     for page in ("index.html", "pair-001.html"):
         png = screenshot(report / "similarity" / page, tmp_path / page.replace(".html", ".png"))
         assert png.stat().st_size > 20_000 and CHROMIUM
+
+
+def test_shared_comments_and_docstrings_are_not_shared_code():
+    lab = get_lab("lab1")
+    prose = ('    """' + "A long explanation every student pasted from the forum. " * 8
+             + '"""\n    # ' + "the same comment, word for word, " * 6 + "\n")
+    one = Source("x", "def f(a):\n" + prose + "    return [i * a for i in range(10) if i % 3]\n",
+                 "x.py")
+    two = Source("y", "def g(b):\n" + prose + "    return {k: b ** k for k in (1, 2, 3)}\n",
+                 "y.py")
+    assert compare(lab, [one, two], "", "").pairs == []
+    same = Source("z", one.text.replace("f(a)", "h(c)").replace("* a", "* c"), "z.py")
+    pair = compare(lab, [one, same], "", "").pairs[0]
+    marked = "".join(one.text[s:e] for s, e in pair.slices_a)
+    assert "return" in marked and "forum" not in marked and "word for word" not in marked

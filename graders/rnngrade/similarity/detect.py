@@ -4,14 +4,15 @@
 names and strings are abstracted away (renaming variables does not hide a copy), and the hashes of
 its k-grams are sampled; two files share code where they share fingerprints. The lab's stub (the
 reference with its solution blocks taken out: the code every student was given) is boilerplate,
-so only what students wrote counts. Each submission is read with the grader's own loader (the
-lab's module, or a notebook's code cells) and never run.
+so only what students wrote counts, and comments and docstrings are left out. Each submission
+is read with the grader's own loader (the lab's module, or a notebook's code cells), never run.
 """
 
 from __future__ import annotations
 
 import io
 import itertools
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,12 +69,44 @@ def _detector() -> Any:
     return detector
 
 
+def prose_mask(text: str) -> list[bool]:
+    """For each character of ``text``, whether it belongs to a comment or a docstring (a
+    string statement); all False when the code does not tokenise."""
+    mask = [False] * len(text)
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    previous = tokenize.NEWLINE
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            statement = previous in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+            if token.type == tokenize.COMMENT or (token.type == tokenize.STRING and statement):
+                begin = starts[token.start[0] - 1] + token.start[1]
+                end = starts[token.end[0] - 1] + token.end[1]
+                mask[begin:end] = [True] * (end - begin)
+            if token.type not in (tokenize.COMMENT, tokenize.NL):
+                previous = token.type
+    except (tokenize.TokenError, IndentationError, SyntaxError, IndexError):
+        return [False] * len(text)
+    return mask
+
+
+def blank_prose(text: str) -> str:
+    """``text`` with its comments and docstrings turned into spaces, every character keeping
+    its place: prose is what the stub gives everyone, and matches found in the rest map back to
+    the original text unchanged."""
+    return "".join(" " if prose and ch not in "\r\n" else ch
+                   for ch, prose in zip(text, prose_mask(text)))
+
+
 def fingerprint(text: str, boilerplate: list | None = None) -> Any:
-    """The copydetect fingerprint of Python ``text`` (``boilerplate``: hashes to leave out)."""
+    """The copydetect fingerprint of Python ``text``, comments and docstrings left out
+    (``boilerplate``: hashes to leave out)."""
     detector = _detector()
     return detector.CodeFingerprint("submission.py", NOISE_TOKENS,
                                     GUARANTEE_TOKENS - NOISE_TOKENS + 1, boilerplate or [],
-                                    filter=True, language="python", fp=io.StringIO(text))
+                                    filter=True, language="python",
+                                    fp=io.StringIO(blank_prose(text)))
 
 
 def compare(lab: Lab, sources: list[Source], stub: str, reference: str) -> Comparison:
@@ -93,9 +126,29 @@ def compare(lab: Lab, sources: list[Source], stub: str, reference: str) -> Compa
         if tokens == 0:
             continue
         done.pairs.append(Pair(a, b, float(sim_a), float(sim_b), int(tokens),
-                               _ranges(slices_a), _ranges(slices_b)))
+                               code_only(_ranges(slices_a), a.text),
+                               code_only(_ranges(slices_b), b.text)))
     done.pairs.sort(key=lambda p: (-p.score, p.a.student, p.b.student))
     return done
+
+
+def code_only(ranges: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
+    """``ranges`` of ``text`` without the comments and docstrings inside them (a match spans
+    them when they lie between matching code, yet they were never compared)."""
+    mask = prose_mask(text)
+    kept = []
+    for start, end in ranges:
+        run = None
+        for i in range(max(start, 0), min(end, len(text))):
+            prose = mask[i]
+            if not prose and run is None:
+                run = i
+            elif prose and run is not None:
+                kept.append((run, i))
+                run = None
+        if run is not None:
+            kept.append((run, min(end, len(text))))
+    return kept
 
 
 def _ranges(slices: Any) -> list[tuple[int, int]]:
