@@ -262,3 +262,6 @@ def test_the_course_file_decides_how_a_missing_roster_student_counts(course_batc
                      "--quiet", "--course", str(course), "--roster", str(roster)]) == 0
         zoe = rows(out)["zoe"]
         assert (zoe["status"], zoe["score"], zoe["max_score"]) == (status, score, "10")
+        handback = json.loads((out / "lab1" / "handback" / "manifest.json").read_text())
+        alice = next(r for r in handback["students"] if r["student_id"] == "alice")
+        assert (alice["name"], alice["email"]) == ("Alice A", "a@x")

@@ -1,7 +1,8 @@
 """Feedback ready to hand back: one folder per student with what the student may read
 (``feedback.html``, ``feedback.md``; never ``results.json``, which holds hidden tests' details),
 and a manifest (``manifest.csv``, ``manifest.json``) that a bulk-upload script reads: per student
-the final score, the points possible and the paths of their files, relative to the manifest.
+the final score, the points possible and the paths of their files, relative to the manifest,
+with the name, email and SIS id the batch's roster gives.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ FILES = ("feedback.html", "feedback.md")
 @dataclass
 class HandbackRow:
     student_id: str
+    name: str  # from the roster a batch kept ("" without one)
+    email: str
+    sis_id: str
     lab: str
     status: str
     final: float | None  # None: not graded yet (a grader error)
@@ -39,7 +43,10 @@ class HandbackRow:
 def write_handback(book: Gradebook, lab: str, folder_of: Callable[[str], Path],
                    out: Path) -> list[HandbackRow]:
     """Copy each student's feedback of ``lab`` to ``out/<student>/`` and write the manifest."""
+    from rnngrade.gradebook.roster import saved_roster
+
     adjustments = book.adjustments(lab)
+    roster = saved_roster(out.parent.parent)  # out: OUT/labN/handback
     rows = []
     for row in book.current_rows(lab):
         student = row["student_id"]
@@ -53,8 +60,10 @@ def write_handback(book: Gradebook, lab: str, folder_of: Callable[[str], Path],
         adjusted = adjustments.get(student)
         graded = row["status"] != GRADER_ERROR
         final = (adjusted["final_points"] if adjusted else row["score"]) if graded else None
+        who = roster.find(student) if roster is not None else None
         rows.append(HandbackRow(
-            student, lab, row["status"], final,
+            student, who.name if who else "", who.email if who else "",
+            who.sis_id if who else "", lab, row["status"], final,
             adjusted["points_possible"] if adjusted else row["max_score"],
             adjusted["late_days"] if adjusted else 0, adjusted["overrides"] if adjusted else 0,
             f"{student}/feedback.html", f"{student}/feedback.md",
