@@ -177,9 +177,9 @@ def course_rows(book: Gradebook, roster: Roster | None = None,
                 missing: MissingPolicy = zero_for_missing,
                 labs: list[str] | None = None) -> list[GradeRow]:
     """Every student's row for every lab (``labs``: only these), by student then lab."""
-    rows = [r for lab in (labs or graded_labs(book)) for r in grade_rows(book, lab, roster,
-                                                                           missing)]
-    order = {lab: i for i, lab in enumerate(labs or graded_labs(book))}
+    labs = labs or graded_labs(book)
+    rows = [r for lab in labs for r in grade_rows(book, lab, roster, missing)]
+    order = {lab: i for i, lab in enumerate(labs)}
     return sorted(rows, key=lambda r: (match_key(r.student), r.student, order[r.lab]))
 
 
