@@ -177,6 +177,7 @@ def _export_parser(sub: argparse._SubParsersAction) -> None:
     export.add_argument("--lab", action="append",
                         help="only these labs (repeatable; default: every lab graded)")
     _roster_option(export)
+    _course_option(export)
 
 
 def _gradescope_parsers(sub: argparse._SubParsersAction) -> None:
@@ -488,12 +489,16 @@ def print_roster_report(console: Console, report: BatchReport) -> None:
 
 @command("export")
 def cmd_export(args: argparse.Namespace) -> int:
+    from rnngrade.course.apply import missing_policy
     from rnngrade.gradebook.lms import export
+    from rnngrade.gradebook.roster import zero_for_missing
     from rnngrade.results.escape import terminal_text
     from rnngrade.results.sanitize import clean_name
 
+    course = _course(args)
     path, table = export(args.folder, args.format, args.out, labs=args.lab,
-                         roster=_load_roster(args.roster))
+                         roster=_load_roster(args.roster),
+                         missing=missing_policy(course) if course else zero_for_missing)
     print(f"{args.format}: {len(table.students)} student(s) × {len(table.labs)} lab(s) "
           f"({', '.join(table.labs)}) → {terminal_text(path)}")
     if table.left_out:

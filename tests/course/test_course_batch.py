@@ -265,3 +265,16 @@ def test_the_course_file_decides_how_a_missing_roster_student_counts(course_batc
         handback = json.loads((out / "lab1" / "handback" / "manifest.json").read_text())
         alice = next(r for r in handback["students"] if r["student_id"] == "alice")
         assert (alice["name"], alice["email"]) == ("Alice A", "a@x")
+
+
+def test_the_canvas_export_carries_final_scores_and_the_courses_points(course_batch, tmp_path):
+    _, course, out = course_batch
+    target = tmp_path / "canvas.csv"
+    assert main(["export", str(out), "--format", "canvas", "--out", str(target), "--course",
+                 str(course)]) == 0
+    with target.open(newline="") as handle:
+        table = list(csv.reader(handle))
+    column = next(i for i, name in enumerate(table[0]) if name.startswith("lab1"))
+    assert table[1][0].strip() == "Points Possible" and table[1][column] == "10"
+    by_login = {row[3]: row[column] for row in table[2:]}
+    assert by_login["bob"] == "7.5"  # 24 of 24 graded, one day late: −25%, scaled to 10
