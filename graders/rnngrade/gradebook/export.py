@@ -43,9 +43,9 @@ from rnngrade.results.render import render
 from rnngrade.results.sanitize import clean_name, clean_text
 
 CSV_COLUMNS = ("student_id", "lab", "score", "max_score", "percent", "graded_at",
-               "submission_sha256", "name", "email", "sis_id", "section", "in_roster", "status",
+               "submission_sha256", "name", "email", "sis_id", "section", "in_roster",
                # score is the final one; what the course file and the staff changed (course/)
-               "raw_score", "late_days", "penalty", "overrides")
+               "raw_score", "late_days", "penalty", "overrides", "status")
 STATUS_TEXT = {LOAD_ERROR: "could not be loaded", ERROR: "grader error", TIMEOUT: "timed out",
                GRADED: "graded", GRADER_ERROR: "not graded: grader error (graded again next run)"}
 COURSE_CSV = "grades.csv"
@@ -155,9 +155,10 @@ def rows_csv(rows: list[GradeRow]) -> str:
                          "" if percent is None else f"{percent:.2f}",
                          csv_cell(r.graded_at), csv_cell(r.sha256), csv_cell(who.name),
                          csv_cell(who.email), csv_cell(who.sis_id), csv_cell(who.section),
-                         in_roster, csv_cell(r.status),
+                         in_roster,
                          "" if r.raw_score is None else format_points(r.raw_score, 4),
-                         r.late_days, format_points(r.penalty, 4), r.overrides])
+                         r.late_days, format_points(r.penalty, 4), r.overrides,
+                         csv_cell(r.status)])
     return out.getvalue()
 
 
