@@ -146,6 +146,7 @@ class TestResult:
     seconds: float = 0.0
     cases: list[CaseResult] = field(default_factory=list)
     checks: list[dict[str, Any]] = field(default_factory=list)  # CheckRecords, instructors only
+    figures: list[dict[str, Any]] = field(default_factory=list)  # pictures (results/plots.py)
 
     @property
     def passed(self) -> bool:

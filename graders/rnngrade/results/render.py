@@ -22,6 +22,7 @@ from rnngrade.paths import templates_dir
 from rnngrade.results.escape import md_code, md_inline
 from rnngrade.results.gradescope import overall_output, test_output, to_gradescope
 from rnngrade.results.model import GradeResult
+from rnngrade.results.plots import svg_figure
 from rnngrade.results.sanitize import clean_result
 from rnngrade.results.visibility import student_view
 
@@ -54,6 +55,7 @@ def environment() -> jinja2.Environment:
     env.filters["md_code"] = md_code
     env.globals["test_output"] = test_output
     env.globals["fix_sections"] = fix_sections
+    env.globals["svg_figure"] = svg_figure
     return env
 
 

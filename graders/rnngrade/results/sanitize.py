@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from rnngrade.results.model import GradeResult, TestResult
+from rnngrade.results.plots import MAX_FIGURES, clean_figure
 
 FIELD_LIMIT = 4_000  # characters of one message, note or error
 NAME_LIMIT = 200  # characters of a name: a file, a student id, a test, a lab
@@ -140,7 +141,8 @@ def _clean_test(test: TestResult) -> TestResult:
         cases=[dataclasses.replace(c, case=clean_name(c.case), message=clean_text(c.message),
                                    hint=clean_text(c.hint))
                for c in test.cases],
-        checks=[_clean_data(c) for c in test.checks[:MAX_NOTES * 10]])
+        checks=[_clean_data(c) for c in test.checks[:MAX_NOTES * 10]],
+        figures=[f for f in map(clean_figure, test.figures[:MAX_FIGURES]) if f is not None])
 
 
 def _clean_data(value: Any, depth: int = 0) -> Any:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from rnngrade.harness.checks.causal import assert_causal, future_variants
 from rnngrade.harness.checks.compare import CheckFailure, assert_close, compare
 from rnngrade.harness.checks.gradcheck import numeric_gradient, relative_error, sample_indices
 from rnngrade.harness.checks.structure import assert_outputs
@@ -63,9 +64,11 @@ __all__ = [
     "PublicVectors",
     "StudentError",
     "Tolerance",
+    "assert_causal",
     "assert_close",
     "assert_outputs",
     "compare",
+    "future_variants",
     "load_student",
     "numeric_gradient",
     "points",
