@@ -32,6 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--inprocess", action="store_true",
                        help="run the student code in this process (debugging; no protection)")
     _budget_option(grade)
+    grade.add_argument("--no-outcome", action="store_true",
+                       help="leave out the tests graded by outcome (training runs): listed as "
+                            "not run, not counted (for a whole course: outcome: false in the "
+                            "lab's rubric.yaml)")
 
     generate = sub.add_parser("generate", help="regenerate stubs and public test vectors")
     generate.add_argument("--lab", action="append", help="only these labs (repeatable)")
@@ -44,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--device", default="auto", choices=["cpu", "cuda", "auto"])
     validate.add_argument("--sandbox", action="store_true",
                           help="run every submission in the sandbox (slower)")
+    validate.add_argument("--full", action="store_true",
+                          help="tests graded by outcome: the reference on seeds 0-4 even where "
+                               "that costs more than 2 CPU-minutes per lab")
 
     release = sub.add_parser("release", help="build the student repository: stubs, notebooks, "
                                               "public tests and vectors, no solutions")
@@ -261,7 +268,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(f"rnngrade: {args.submission} does not exist", file=sys.stderr)
         return ExitCode.USAGE
     result = grade(args.submission, args.lab, device=args.device, inprocess=args.inprocess,
-                   budget=args.budget)
+                   budget=args.budget, outcome=not args.no_outcome)
     result = clean_result(result)  # what the submission controls, safe for this terminal too
     files, rendered = write_reports_or_json(result, args.out)
     print(f"{result.lab}: {result.score:g}/{result.max_score:g} for {result.submission}")
@@ -348,7 +355,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     figures = Figures()
     resolve_device(args.device)
     for lab in labs:
-        report = validate_lab(lab, device=args.device, inprocess=not args.sandbox)
+        report = validate_lab(lab, device=args.device, inprocess=not args.sandbox,
+                              full=args.full)
         print(format_report(report), flush=True)
         print()
         figures += report.figures

@@ -27,6 +27,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from rnngrade.harness.checks.compare import UNFINISHED, to_numpy
+from rnngrade.harness.checks.seeding import seed_everything
+from rnngrade.harness.checks.threads import pin_threads
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -263,3 +265,14 @@ def sin_sum_of(x: np.ndarray) -> Callable[[], float]:
     """f() = Σ sin(x) · x: reads ``x``; its gradient is cos(x)·x + sin(x)."""
     return lambda: float(np.sum(np.sin(x) * x))
 
+
+
+# ------------------------------------------------------------------ tests graded by outcome
+
+@helper
+def prepare_outcome(module: Any, seed: int) -> dict[str, bool]:
+    """Before a test graded by outcome (in its own fresh worker): one thread everywhere, and
+    NumPy's, ``random``'s and torch's global generators seeded with ``seed``, TF32 off."""
+    pinned = pin_threads()
+    seed_everything(seed)
+    return pinned
