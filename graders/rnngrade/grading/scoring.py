@@ -22,6 +22,7 @@ from rnngrade.results.model import (
     CaseResult,
     Diagnosis,
     GradeResult,
+    Measurement,
     Outcome,
     Status,
     TestResult,
@@ -62,7 +63,8 @@ def outcome_of(cases: Sequence[CaseResult]) -> Outcome:
 
 
 def summarise_test(name: str, title: str, points: float, visibility: str,
-                   cases: list[CaseResult], checks: list[dict[str, Any]]) -> TestResult:
+                   cases: list[CaseResult], checks: list[dict[str, Any]],
+                   figures: list[dict[str, Any]] | None = None) -> TestResult:
     """One rubric entry's result from its cases (partial credit, message, diagnoses)."""
     ran = [c for c in cases if c.outcome != Outcome.SKIPPED]
     passed = [c for c in ran if c.outcome == Outcome.PASSED]
@@ -78,7 +80,7 @@ def summarise_test(name: str, title: str, points: float, visibility: str,
         outcome=outcome_of(cases), visibility=visibility, message=message,
         diagnosis=diagnosis, hint=hint, cases_passed=len(passed), cases_total=len(cases),
         cases_skipped=len(cases) - len(ran), seconds=round(sum(c.seconds for c in cases), 4),
-        cases=cases, checks=checks)
+        cases=cases, checks=checks, figures=figures or [])
 
 
 def rank_diagnoses(failures: Sequence[CaseResult], cases: Sequence[CaseResult] = (),
@@ -120,7 +122,10 @@ def failure_summary(failures: Sequence[CaseResult], limit: int = 3) -> str:
 
 
 def build_results(rubric: Rubric, items: Mapping[str, CaseOf], cases: Mapping[str, CaseResult],
-                  checks: Mapping[str, list[dict[str, Any]]]) -> list[TestResult]:
+                  checks: Mapping[str, list[dict[str, Any]]],
+                  figures: Mapping[str, list[dict[str, Any]]] | None = None,
+                  measurements: Mapping[str, list[Measurement]] | None = None
+                  ) -> list[TestResult]:
     """One TestResult per rubric entry, in rubric order, from the collected items (by node id),
     their outcomes and check records. A collected case with no outcome did not run."""
     by_test: dict[str, list[tuple[str, CaseResult]]] = defaultdict(list)
@@ -131,9 +136,13 @@ def build_results(rubric: Rubric, items: Mapping[str, CaseOf], cases: Mapping[st
     results = []
     for name, entry in rubric.entries.items():
         found = by_test.get(name, [])
-        results.append(summarise_test(
+        result = summarise_test(
             name, entry.title, entry.points, entry.visibility, [c for _, c in found],
-            [r for nodeid, _ in found for r in checks.get(nodeid, [])]))
+            [r for nodeid, _ in found for r in checks.get(nodeid, [])],
+            [f for nodeid, _ in found for f in (figures or {}).get(nodeid, [])])
+        result.measurements = [m for nodeid, _ in found
+                               for m in (measurements or {}).get(nodeid, [])]
+        results.append(result)
     return results
 
 

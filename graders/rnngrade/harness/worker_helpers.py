@@ -27,6 +27,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from rnngrade.harness.checks.compare import UNFINISHED, to_numpy
+from rnngrade.harness.checks.seeding import seed_everything
+from rnngrade.harness.checks.threads import pin_threads
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -436,3 +438,14 @@ def call_each(module: Any, function: str, calls: list, head: int | None = None) 
         return value[:head] if head is not None and isinstance(value, tuple | list) else value
 
     return [first(target(*args)) for args in calls]
+
+
+# ------------------------------------------------------------------ tests graded by outcome
+
+@helper
+def prepare_outcome(module: Any, seed: int) -> dict[str, bool]:
+    """Before a test graded by outcome (in its own fresh worker): one thread everywhere, and
+    NumPy's, ``random``'s and torch's global generators seeded with ``seed``, TF32 off."""
+    pinned = pin_threads()
+    seed_everything(seed)
+    return pinned

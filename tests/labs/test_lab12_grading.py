@@ -1,0 +1,150 @@
+"""Grading lab12 end to end (in-process): the reference gets full marks, the untouched stub 0,
+known mistakes are caught and named, and the classic Dinosaur Island submissions of
+fixtures/submissions/lab12/classic (notebooks that read `dinos.txt` and train at top level) grade
+as a careful TA would. The full mutant sweep and most classic files are marked slow; the full
+sweep is also `rnngrade validate --lab lab12`."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rnngrade.diagnosis.mutants import Mutant, load_mutant_table
+from rnngrade.grading.engine import grade
+from rnngrade.harness.source.module_builder import build_module
+from rnngrade.labs import get_lab
+from rnngrade.paths import course_root
+from rnngrade.results.model import GradeResult
+
+LAB = get_lab("lab12")
+MUTANTS = load_mutant_table(LAB.suite_dir() / "mutants.py")
+QUICK = ("sample_x_not_updated", "optimize_update_unclipped")
+CLASSIC = course_root() / "fixtures" / "submissions" / "lab12" / "classic"
+
+# Each classic file: the known mistake it makes (None: correct) and the functions it gets wrong.
+CLASSIC_FILES: dict[str, tuple[str | None, frozenset[str]]] = {
+    "complete.ipynb": (None, frozenset()),
+    "complete_export.py": (None, frozenset()),
+    "clip_global_norm.py": ("clip_by_global_norm_instead", frozenset({"clip"})),
+    "sample_argmax.ipynb": ("sample_argmax", frozenset({"sample"})),
+    "sample_x_not_updated.py": ("sample_x_not_updated", frozenset({"sample"})),
+    "sample_x_not_reset.ipynb": ("sample_x_not_reset", frozenset({"sample"})),
+    "sample_a_prev_not_carried.ipynb": ("sample_a_prev_not_carried", frozenset({"sample"})),
+    "sample_no_newline_at_cap.ipynb": ("sample_no_newline_at_cap", frozenset({"sample"})),
+    "sample_p_not_raveled.ipynb": ("sample_p_not_raveled", frozenset({"sample"})),
+    "optimize_without_clipping.ipynb": ("optimize_without_clipping", frozenset({"optimize"})),
+    "optimize_update_unclipped.py": ("optimize_update_unclipped", frozenset({"optimize"})),
+}
+QUICK_CLASSIC = ("complete.ipynb", "complete_export.py", "sample_p_not_raveled.ipynb")
+
+
+def grade_source(tmp_path, source: str) -> GradeResult:
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / LAB.filename).write_text(source, encoding="utf-8")
+    return grade(folder, LAB.name, device="cpu", inprocess=True)
+
+
+def test_reference_gets_full_marks(tmp_path):
+    result = grade_source(tmp_path, LAB.solution_path().read_text(encoding="utf-8"))
+    assert result.max_score > 0
+    assert result.score == result.max_score, [(t.name, t.message) for t in result.tests
+                                              if t.score < t.max_score]
+
+
+def test_stub_scores_zero_and_says_not_implemented(tmp_path):
+    result = grade_source(tmp_path, LAB.stub_path().read_text(encoding="utf-8"))
+    assert result.score == 0 and result.max_score > 0
+    ran = [t for t in result.tests if t.outcome != "skipped"]
+    assert ran and all("not implemented yet" in t.message for t in ran), [
+        (t.name, t.message) for t in ran if "not implemented yet" not in t.message]
+
+
+def assert_caught_and_named(result: GradeResult, mistake: str) -> None:
+    assert result.score < result.max_score, f"{mistake} keeps full marks"
+    failing = [t for t in result.tests if t.outcome not in ("passed", "skipped")]
+    unnamed = [(t.name, t.diagnosis, t.message[:300]) for t in failing
+               if not any(d.name == mistake for d in t.diagnosis)]
+    assert not unnamed, unnamed
+
+
+@pytest.mark.parametrize("mutant", [m for m in MUTANTS if m.name in QUICK], ids=lambda m: m.name)
+def test_representative_mutants_are_caught_and_named(tmp_path, mutant: Mutant):
+    source = mutant.apply(LAB.solution_path().read_text(encoding="utf-8"))
+    assert_caught_and_named(grade_source(tmp_path, source), mutant.name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
+def test_every_mutant_loses_points_and_is_named(tmp_path, mutant: Mutant):
+    source = mutant.apply(LAB.solution_path().read_text(encoding="utf-8"))
+    assert_caught_and_named(grade_source(tmp_path, source), mutant.name)
+
+
+def test_every_known_mistake_has_a_classic_submission():
+    assert {m.name for m in MUTANTS} == {mistake for mistake, _ in CLASSIC_FILES.values()
+                                         if mistake}
+    shipped = {p.name for p in CLASSIC.iterdir() if p.suffix in (".py", ".ipynb")}
+    assert shipped - {"build_notebooks.py"} == set(CLASSIC_FILES)
+
+
+@functools.cache
+def graded_classic(name: str) -> GradeResult:
+    return grade(CLASSIC / name, LAB.name, device="cpu", inprocess=True)
+
+
+def function_of(test: str) -> str:
+    return next(f for f in LAB.functions if test.startswith(f"test_{f}_"))
+
+
+def check_classic_file(name: str) -> None:
+    mistake, wrong = CLASSIC_FILES[name]
+    result = graded_classic(name)
+    lost = {function_of(t.name) for t in result.tests if t.score < t.max_score}
+    assert lost == wrong, [(t.name, t.message[:200]) for t in result.tests
+                           if t.score < t.max_score]
+    if mistake:
+        assert_caught_and_named(result, mistake)
+    loading = "\n".join(result.student_notes)
+    # The notebook's data cell cannot run in the grader: skipped, with the reason.
+    assert "FileNotFoundError" in loading and "dinos.txt" in loading, loading
+    assert "come from `utils`" in loading, loading
+
+
+@pytest.mark.parametrize("name", QUICK_CLASSIC)
+def test_classic_submissions_grade_as_a_ta_would(name):
+    check_classic_file(name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(set(CLASSIC_FILES) - set(QUICK_CLASSIC)))
+def test_every_classic_submission_grades_as_a_ta_would(name):
+    check_classic_file(name)
+
+
+def test_a_wrong_clip_does_not_cost_optimize_points_and_the_report_says_why():
+    result = graded_classic("clip_global_norm.py")
+    assert all(t.score == t.max_score for t in result.tests if t.name.startswith("test_optimize"))
+    assert any("graded with a correct element-wise `clip` in place of yours" in n
+               for n in result.notes), result.notes
+
+
+def test_utils_helpers_are_the_courses_not_the_students():
+    """`from utils import *` resolves without a file; its functions are found by the student's
+    code but are not the student's (a lab asking for one would score it as missing)."""
+    built = build_module("from utils import *\n\ndef f(X, Y, a0, p):\n"
+                         "    return rnn_forward(X, Y, a0, p)[0]\n", "s.py")
+    assert built.fatal is None
+    assert "rnn_forward" not in vars(built.module) and "softmax" not in vars(built.module)
+    assert any("come from `utils`" in note for note in built.notes)
+    reference = build_module(Path(LAB.solution_path()).read_text(encoding="utf-8"), "r.py").module
+    rng = np.random.default_rng(0)
+    p = {"Wax": rng.standard_normal((4, 27)), "Waa": rng.standard_normal((4, 4)),
+         "Wya": rng.standard_normal((27, 4)), "b": rng.standard_normal((4, 1)),
+         "by": rng.standard_normal((27, 1))}
+    X, Y, a0 = [None, 3, 1, 20], [3, 1, 20, 0], rng.standard_normal((4, 1))
+    assert built.module.f(X, Y, a0, p) == pytest.approx(reference.rnn_forward(X, Y, a0, p)[0],
+                                                         rel=1e-12)

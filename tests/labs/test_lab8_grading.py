@@ -1,0 +1,52 @@
+"""Grading lab8 end to end (in-process): the stub scores 0 with "not implemented", the reference
+full marks, and known mistakes lose points and are named — a leak also by the probe's own words.
+The full mutant sweep is `rnngrade validate --lab lab8`."""
+
+import pytest
+
+from rnngrade.diagnosis.mutants import load_mutant_table, strip_markers
+from rnngrade.grading.engine import grade
+from rnngrade.labs import get_lab
+from rnngrade.paths import course_root
+
+LAB = get_lab("lab8")
+SUBMISSIONS = course_root() / "fixtures" / "submissions" / LAB.name
+
+
+def grade_source(tmp_path, source):
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / LAB.filename).write_text(source, encoding="utf-8")
+    return grade(folder, LAB.name, device="cpu", inprocess=True)
+
+
+def test_stub_scores_zero_and_says_not_implemented():
+    result = grade(SUBMISSIONS / "stub", LAB.name, device="cpu", inprocess=True)
+    assert result.score == 0 and result.max_score > 0
+    ran = [t for t in result.tests if t.outcome != "skipped"]
+    assert ran and all("not implemented yet" in t.message for t in ran)
+
+
+@pytest.mark.slow
+def test_reference_gets_full_marks():
+    result = grade(SUBMISSIONS / "reference", LAB.name, device="cpu", inprocess=True)
+    assert result.max_score > 0
+    assert result.score == result.max_score, [(t.name, t.message) for t in result.tests
+                                              if t.score < t.max_score]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant, failing_test, words", [
+    ("scaler_on_whole_series", "test_fit_scaler_causal",
+     "your scaler reads values after the origin"),
+    ("window_includes_target", "test_make_windows_causal", "your window includes its own target"),
+    ("rolling_centred", "test_rolling_stat_causal", "reads values after it"),
+])
+def test_leak_loses_points_is_named_and_described(tmp_path, mutant, failing_test, words):
+    table = {m.name: m for m in load_mutant_table(LAB.suite_dir() / "mutants.py")}
+    source = strip_markers(table[mutant].apply(LAB.solution_path().read_text(encoding="utf-8")))
+    result = grade_source(tmp_path, source)
+    assert result.score < result.max_score
+    failed = {t.name: t for t in result.tests if t.score < t.max_score}
+    assert failing_test in failed and words in failed[failing_test].message
+    assert any(d.name == mutant for t in failed.values() for d in t.diagnosis)
