@@ -25,6 +25,7 @@ import pytest
 
 from rnngrade.harness.checks.causal import assert_causal, future_variants
 from rnngrade.harness.checks.compare import CheckFailure, assert_close, compare
+from rnngrade.harness.checks.feeding import check_on_caches, forward_problem
 from rnngrade.harness.checks.gradcheck import numeric_gradient, relative_error, sample_indices
 from rnngrade.harness.checks.outcome import progress
 from rnngrade.harness.checks.structure import assert_outputs
@@ -69,7 +70,9 @@ __all__ = [
     "assert_causal",
     "assert_close",
     "assert_outputs",
+    "check_on_caches",
     "compare",
+    "forward_problem",
     "future_variants",
     "load_student",
     "numeric_gradient",
