@@ -2,4 +2,4 @@
 fixtures and checks, the hidden suites' ``reference``/``check`` fixtures, and per-test limits."""
 
 pytest_plugins = ["rnngrade.harness.checks.plugin", "rnngrade.grading.plugin",
-                  "rnngrade.grading.limits"]
+                  "rnngrade.grading.limits", "rnngrade.grading.outcome"]

@@ -16,7 +16,7 @@ SUBMISSIONS = ROOT / "fixtures" / "submissions"
 
 
 def run_public_inprocess(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
-                         repo: Path, lab: str) -> tuple[int, str]:
+                         repo: Path, lab: str, *options: str) -> tuple[int, str]:
     """``pytest assignments/<lab>`` in ``repo``, run in this process: the exit code and the
     terminal output. The student's module is built from its file by the ``student`` fixture on
     every run; the public tests and the repository's conftest are forgotten after the run, so the
@@ -29,7 +29,7 @@ def run_public_inprocess(capsys: pytest.CaptureFixture[str], monkeypatch: pytest
     capsys.readouterr()
     try:
         code = pytest.main([f"assignments/{lab}", "-p", "no:randomly", "-p", "no:cacheprovider",
-                            f"--rootdir={repo}"])
+                            f"--rootdir={repo}", *options])
     finally:
         _forget_modules_under(repo)
     out, err = capsys.readouterr()

@@ -138,3 +138,19 @@ def test_pdb_post_mortem_stops_in_the_students_frame(body, kind):
     while tb.tb_next is not None:
         tb = tb.tb_next
     assert (tb.tb_frame.f_code.co_filename, tb.tb_frame.f_code.co_name) == ("/course/rnn.py", "f")
+
+
+def test_a_function_only_a_standin_defines_scores_as_missing_and_says_where_it_came_from():
+    """Every place that reports a missing function (a direct call, a helper's lookup) names the
+    helper module the only definition came from."""
+    runner = InProcessRunner.from_source("from rnn_utils import *\n", "rnn.py")
+    for call in (lambda: runner.call("softmax", (np.zeros((2, 3)),)),
+                 lambda: runner.call_helper("call_each", ("softmax", [(np.zeros((2, 3)),)]))):
+        with pytest.raises(StudentError) as failure:
+            call()
+        assert failure.value.kind == MISSING_FUNCTION
+        assert failure.value.message.startswith("the submission does not define `softmax`: the "
+                                                "`softmax` your file uses comes from `rnn_utils`")
+    with pytest.raises(StudentError) as failure:
+        runner.call("rnn_forward", ())
+    assert failure.value.message == "the submission does not define `rnn_forward`"

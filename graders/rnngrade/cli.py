@@ -32,6 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--inprocess", action="store_true",
                        help="run the student code in this process (debugging; no protection)")
     _budget_option(grade)
+    grade.add_argument("--no-outcome", action="store_true",
+                       help="leave out the tests graded by outcome (training runs): listed as "
+                            "not run, not counted (for a whole course: outcome: false in the "
+                            "lab's rubric.yaml)")
 
     generate = sub.add_parser("generate", help="regenerate stubs and public test vectors")
     generate.add_argument("--lab", action="append", help="only these labs (repeatable)")
@@ -44,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--device", default="auto", choices=["cpu", "cuda", "auto"])
     validate.add_argument("--sandbox", action="store_true",
                           help="run every submission in the sandbox (slower)")
+    validate.add_argument("--full", action="store_true",
+                          help="tests graded by outcome: the reference on seeds 0-4 even where "
+                               "that costs more than 2 CPU-minutes per lab")
 
     release = sub.add_parser("release", help="build the student repository: stubs, notebooks, "
                                               "public tests and vectors, no solutions")
@@ -55,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the torch version students install (default: the course's pin)")
     release.add_argument("--grading-workflow", action="store_true",
                          help="also ship .github/workflows/grading.yml (hidden grading of PRs)")
+    _course_option(release)
+    release.add_argument("--force", action="store_true",
+                         help="release even when the shipped code answers a lab still open")
 
     ci = sub.add_parser("ci", help="grade the labs a pull request changes and comment on it "
                                    "(GitHub Actions)")
@@ -96,12 +106,67 @@ def build_parser() -> argparse.ArgumentParser:
                        help="seconds one whole submission may take (local executor; "
                             "default 900)")
     batch.add_argument("--quiet", action="store_true", help="no progress bar")
+    batch.add_argument("--only", nargs="+", metavar="ID",
+                       help="grade just these students again (the others are left as they are)")
+    batch.add_argument("--drop-overrides", action="store_true",
+                       help="the regraded students lose the staff's overrides (kept otherwise)")
+    _course_option(batch)
     _budget_option(batch)
     _roster_option(batch)
     _gradescope_parsers(sub)
     _export_parser(sub)
+    _override_parser(sub)
+    _similarity_parser(sub)
     return parser
 
+
+def _course_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--course", type=Path, default=None, metavar="FILE",
+                        help="the course file: release and due dates, late policy, extensions "
+                             "(default: course.yaml at the course root, if there is one)")
+
+
+def _score(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of points: {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError("the score must be a finite number of points")
+    return value
+
+
+def _override_parser(sub: argparse._SubParsersAction) -> None:
+    override = sub.add_parser("override", help="set a student's score for a lab or one test, "
+                                               "with a comment (kept across regrades)")
+    override.add_argument("student", help="the student id (as in grades.csv)")
+    override.add_argument("--lab", required=True, help="lab name, e.g. lab1")
+    override.add_argument("--test", default="", help="one test's name (default: the lab's total)")
+    override.add_argument("--score", type=_score, required=True, help="the points to give")
+    override.add_argument("--comment", required=True, help="why (the student reads it)")
+    override.add_argument("--out", type=Path, required=True,
+                          help="the batch's output folder (with gradebook.sqlite)")
+    override.add_argument("--by", default="", help="who decided (default: your user name)")
+    _course_option(override)
+
+
+def _similarity_parser(sub: argparse._SubParsersAction) -> None:
+    from rnngrade.similarity import DEFAULT_THRESHOLD, DEFAULT_TOP
+
+    similarity = sub.add_parser("similarity", help="rank pairs of submissions by shared code "
+                                                   "(copydetect) into an HTML report")
+    similarity.add_argument("submissions", type=Path, nargs="+",
+                            help="folder(s) with one entry per student, as for batch")
+    similarity.add_argument("--lab", required=True, help="lab name, e.g. lab1")
+    similarity.add_argument("--out", type=Path, required=True,
+                            help="folder for the report (OUT/labN/similarity under a batch's "
+                                 "OUT links it from that lab's summary.html)")
+    similarity.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
+                            help="list pairs where one shares at least this fraction of its "
+                                 f"code with the other (default {DEFAULT_THRESHOLD})")
+    similarity.add_argument("--top", type=int, default=DEFAULT_TOP,
+                            help=f"at most this many pairs side by side (default {DEFAULT_TOP})")
+    _course_option(similarity)
 
 def _roster_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--roster", type=Path, default=None, metavar="CSV",
@@ -119,6 +184,7 @@ def _export_parser(sub: argparse._SubParsersAction) -> None:
     export.add_argument("--lab", action="append",
                         help="only these labs (repeatable; default: every lab graded)")
     _roster_option(export)
+    _course_option(export)
 
 
 def _gradescope_parsers(sub: argparse._SubParsersAction) -> None:
@@ -208,7 +274,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(f"rnngrade: {args.submission} does not exist", file=sys.stderr)
         return ExitCode.USAGE
     result = grade(args.submission, args.lab, device=args.device, inprocess=args.inprocess,
-                   budget=args.budget)
+                   budget=args.budget, outcome=not args.no_outcome)
     result = clean_result(result)  # what the submission controls, safe for this terminal too
     files, rendered = write_reports_or_json(result, args.out)
     print(f"{result.lab}: {result.score:g}/{result.max_score:g} for {result.submission}")
@@ -295,7 +361,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     figures = Figures()
     resolve_device(args.device)
     for lab in labs:
-        report = validate_lab(lab, device=args.device, inprocess=not args.sandbox)
+        report = validate_lab(lab, device=args.device, inprocess=not args.sandbox,
+                              full=args.full)
         print(format_report(report), flush=True)
         print()
         figures += report.figures
@@ -316,13 +383,45 @@ def cmd_release(args: argparse.Namespace) -> int:
     from rnngrade.release.build import TORCH_VERSION
 
     labs = [get_lab(name) for name in args.lab] if args.lab else None
+    course = _course(args)
+    if course is not None and labs is None:
+        labs = _labs_due_out(course)
     report = build_release(args.out, labs, torch_version=args.torch_version or TORCH_VERSION,
-                           grading_workflow=args.grading_workflow)
+                           grading_workflow=args.grading_workflow, course=course,
+                           force=args.force)
     for warning in report.warnings:
         print(f"warning: {warning}")
     print(f"released {', '.join(report.labs)} into {report.out}: {len(report.files)} files, "
           f"{len(report.modules)} rnngrade modules; no solution, hidden suite or mutant text")
     return ExitCode.OK
+
+
+def _course(args: argparse.Namespace):  # -> Course | None
+    from rnngrade.course.config import find_course
+
+    return find_course(args.course)
+
+
+def _labs_due_out(course) -> list:
+    """The labs whose release date has come; says which others are held back and why."""
+    import datetime as dt
+
+    from rnngrade.course.schedule import due_out
+    from rnngrade.release.build import ReleaseError, default_labs
+
+    ready, held = due_out(course, default_labs(course_root_path()),
+                          dt.datetime.now(dt.timezone.utc))
+    for reason in held:
+        print(f"not released: {reason}")
+    if not ready:
+        raise ReleaseError(f"no lab's release date in {course.path} has come yet")
+    return ready
+
+
+def course_root_path() -> Path:
+    from rnngrade.paths import course_root
+
+    return course_root()
 
 
 @command("ci")
@@ -346,10 +445,16 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         print("rnngrade: -j needs at least 1", file=sys.stderr)
         return ExitCode.USAGE
+    course = _course(args)
     options = BatchOptions(args.lab, args.out, jobs=args.jobs, executor=args.executor,
                            scheduler=args.scheduler, regrade=args.regrade, device=args.device,
                            inprocess=args.inprocess, timeout=args.timeout or DEFAULT_TIMEOUT,
-                           budget=args.budget, roster=_load_roster(args.roster))
+                           budget=args.budget, roster=_load_roster(args.roster),
+                           course=course, only=args.only, drop_overrides=args.drop_overrides)
+    if course is not None:
+        from rnngrade.course.apply import missing_policy
+
+        options.missing = missing_policy(course)
     console = Console() if sys.stdout.isatty() else Console(width=120)
     progress = None if args.quiet else RichProgress(Console(stderr=True), f"grading {args.lab}")
     try:
@@ -360,6 +465,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         return ExitCode.INTERRUPTED
     print_report(console, report)
     print_roster_report(console, report)
+    print_course(report)
     if report.grader_errors:
         from rnngrade.errors import GraderError
 
@@ -397,12 +503,16 @@ def print_roster_report(console: Console, report: BatchReport) -> None:
 
 @command("export")
 def cmd_export(args: argparse.Namespace) -> int:
+    from rnngrade.course.apply import missing_policy
     from rnngrade.gradebook.lms import export
+    from rnngrade.gradebook.roster import zero_for_missing
     from rnngrade.results.escape import terminal_text
     from rnngrade.results.sanitize import clean_name
 
+    course = _course(args)
     path, table = export(args.folder, args.format, args.out, labs=args.lab,
-                         roster=_load_roster(args.roster))
+                         roster=_load_roster(args.roster),
+                         missing=missing_policy(course) if course else zero_for_missing)
     print(f"{args.format}: {len(table.students)} student(s) × {len(table.labs)} lab(s) "
           f"({', '.join(table.labs)}) → {terminal_text(path)}")
     if table.left_out:
@@ -435,6 +545,94 @@ def cmd_gradescope_run(args: argparse.Namespace) -> int:
     run = run_autograder(root, args.lab, device=args.device, inprocess=args.inprocess,
                          budget=args.budget, say=lambda line: print(line, flush=True))
     return run.exit_code
+def print_course(report) -> None:  # report: BatchReport
+    """What the course file and the overrides did in a batch, in a few lines."""
+    from rnngrade.results.escape import terminal_text
+
+    done = report.course
+    if report.dropped_overrides:
+        print(f"dropped {report.dropped_overrides} override(s) of the regraded students "
+              "(--drop-overrides)")
+    if done is None:
+        return
+    if done.kept_overrides:
+        names = ", ".join(terminal_text(s) for s in sorted(done.kept_overrides))
+        print(f"kept the staff's overrides of {len(done.kept_overrides)} student(s) ({names}); "
+              "--drop-overrides drops them on a regrade")
+    for item in done.stale_overrides:
+        print(f"override {item.id} of {terminal_text(item.student)} names test "
+              f"{terminal_text(item.test)!r}, which the result no longer has: not applied")
+    if done.time_sources:
+        sources = ", ".join(f"{n} from {s}" for s, n in sorted(done.time_sources.items()))
+        print(f"submission times: {sources}; {len(done.late)} submission(s) late")
+
+
+@command("override")
+def cmd_override(args: argparse.Namespace) -> int:
+    from rnngrade.course.override import OverrideRequest, record_override
+    from rnngrade.harness.formatting import format_points
+
+    request = OverrideRequest(args.student, args.lab, args.out, args.score, args.comment,
+                              test=args.test, by=args.by, course=_course(args))
+    override_id, numbers = record_override(request)
+    what = f"test {args.test}" if args.test else args.lab
+    print(f"override {override_id}: {what} of {args.student} set to "
+          f"{format_points(args.score)} points")
+    if numbers is not None:
+        print(f"  final {format_points(numbers.final_points)} / "
+              f"{format_points(numbers.points_possible)} (graded "
+              f"{format_points(numbers.raw_score)}, late penalty "
+              f"{format_points(numbers.penalty)}); feedback, grades.csv and summary.html "
+              "rewritten")
+    return ExitCode.OK
+
+
+@command("similarity")
+def cmd_similarity(args: argparse.Namespace) -> int:
+    from rnngrade.authoring.generate import stub_for
+    from rnngrade.labs import get_lab
+    from rnngrade.similarity.detect import compare, load_sources
+    from rnngrade.similarity.report import write_report
+
+    lab = get_lab(args.lab)
+    if not 0 < args.threshold <= 1 or args.top < 1:
+        print("rnngrade: --threshold takes a fraction in (0, 1], --top at least 1",
+              file=sys.stderr)
+        return ExitCode.USAGE
+    sources, skipped = load_sources(args.submissions, lab)
+    done = compare(lab, sources, stub_for(lab).content.decode(),
+                   lab.solution_path().read_text(encoding="utf-8"))
+    done.skipped = skipped
+    index = write_report(done, args.out, args.threshold, args.top)
+    listed = sum(1 for p in done.pairs if p.score >= args.threshold)
+    print(f"{lab.name}: {len(sources)} submissions compared, {listed} pair(s) at or above "
+          f"{args.threshold:.0%}; report: {index}")
+    _link_from_summary(args.out, lab.name, _course(args))
+    return ExitCode.OK
+
+
+def _link_from_summary(report: Path, lab: str, course) -> None:
+    """Rewrite the batch's summary.html to link the report when it lies in OUT/labN/similarity
+    (``course``: the course file, for the missing policy)."""
+    from rnngrade.course.apply import rewrite_exports
+    from rnngrade.gradebook.batch import _Lock
+    from rnngrade.gradebook.export import SIMILARITY_PAGE, lab_folder
+    from rnngrade.gradebook.store import FILENAME, Gradebook
+
+    folder = report.resolve().parent
+    out = folder.parent
+    if (report.resolve() != (folder / SIMILARITY_PAGE).parent or lab_folder(out, lab) != folder
+            or not (out / FILENAME).is_file()):
+        return
+    lock = _Lock(out)
+    book = Gradebook(out / FILENAME)
+    try:
+        if book.current_rows(lab):
+            rewrite_exports(book, lab, out, course)
+            print(f"  linked from {folder / 'summary.html'}")
+    finally:
+        book.close()
+        lock.release()
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import tempfile
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,12 @@ from rnngrade.grading.engine import grade, shared_grader
 from rnngrade.harness.formatting import format_magnitude
 from rnngrade.labs import Lab
 from rnngrade.results.model import GradeResult, Outcome, Status
+from rnngrade.validate_outcomes import (
+    OutcomeReport,
+    format_outcomes,
+    outcome_specs,
+    validate_outcomes,
+)
 
 REQUIRED_MARGIN = 10.0
 
@@ -65,6 +72,7 @@ class LabReport:
     mutants: list[MutantRow] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     figures: Figures = field(default_factory=Figures)  # fairness and naming over the mutants
+    outcome: OutcomeReport = field(default_factory=OutcomeReport)  # tests graded by outcome
 
     @property
     def ok(self) -> bool:
@@ -72,12 +80,12 @@ class LabReport:
 
 
 def _grade_source(source: str, lab: Lab, name: str, *, device: str,
-                  inprocess: bool) -> GradeResult:
+                  inprocess: bool, outcome: bool = True) -> GradeResult:
     with tempfile.TemporaryDirectory(prefix=f"rnngrade-validate-{name}-") as tmp:
         folder = Path(tmp) / name
         folder.mkdir()
         (folder / lab.filename).write_text(source, encoding="utf-8")
-        return grade(folder, lab.name, device=device, inprocess=inprocess)
+        return grade(folder, lab.name, device=device, inprocess=inprocess, outcome=outcome)
 
 
 def margin_rows(result: GradeResult) -> list[MarginRow]:
@@ -104,7 +112,8 @@ def _signature(result: GradeResult) -> tuple:
     return tuple((t.name, tuple(c.outcome for c in t.cases)) for t in result.tests)
 
 
-def validate_lab(lab: Lab, *, device: str = "auto", inprocess: bool = True) -> LabReport:
+def validate_lab(lab: Lab, *, device: str = "auto", inprocess: bool = True,
+                 full: bool = False) -> LabReport:
     report = LabReport(lab.name)
     report.problems += stale_files(lab)
     try:  # the assets load (every mutant applies) and the collected suite matches the rubric
@@ -133,8 +142,14 @@ def validate_lab(lab: Lab, *, device: str = "auto", inprocess: bool = True) -> L
         passing = [t.name for t in report.stub.tests if t.score > 0]
         report.problems.append(f"the untouched stub scores {report.stub.score:g} "
                                f"(passing: {passing})")
-    _grade_mutants(report, lab, assets.mutant_table, reference_source, device, inprocess)
+    specs = outcome_specs(lab)
+    catching = {name for spec in specs.values() for name in spec.catches}
+    results = _grade_mutants(report, lab, assets.mutant_table, reference_source, device,
+                             inprocess, catching)
     _check_distinguishable(report, assets.indistinguishable)
+    report.outcome = validate_outcomes(lab, specs, results,
+                                       {m.name for m in assets.mutant_table}, full=full)
+    report.problems += report.outcome.problems
     return report
 
 
@@ -150,12 +165,17 @@ def _check_margins(report: LabReport, ref: GradeResult) -> None:
 
 
 def _grade_mutants(report: LabReport, lab: Lab, mutants: list[Mutant], reference_source: str,
-                   device: str, inprocess: bool) -> None:
-    """Grade every mutant: each must lose points and be diagnosed by name."""
+                   device: str, inprocess: bool, catching: Collection[str] = ()
+                   ) -> dict[str, GradeResult]:
+    """Grade every mutant: each must lose points and be diagnosed by name. The tests graded
+    by outcome run only for the mutants they name in ``catches`` (the others' training runs
+    would cost minutes and show nothing). Returns the results by mutant."""
     names = {m.name for m in mutants}
+    results = {}
     for mutant in mutants:
         result = _grade_source(mutant.apply(reference_source), lab, mutant.name, device=device,
-                               inprocess=inprocess)
+                               inprocess=inprocess, outcome=mutant.name in catching)
+        results[mutant.name] = result
         if result.status == Status.GRADER_ERROR:
             report.problems.append(f"the grader fails on mutant {mutant.name!r}: "
                                    f"{result.grader_detail}")
@@ -172,6 +192,7 @@ def _grade_mutants(report: LabReport, lab: Lab, mutants: list[Mutant], reference
         elif not row.named:
             report.problems.append(f"mutant {mutant.name!r} is caught but not diagnosed by name "
                                    f"(diagnoses: {row.diagnosed or 'none'})")
+    return results
 
 
 def _check_distinguishable(report: LabReport, allowed: dict[frozenset[str], str]) -> None:
@@ -213,6 +234,7 @@ def format_report(report: LabReport) -> str:
         mark = "ok" if row.caught and row.named else "PROBLEM"
         lines.append(f"{row.name:<{width}}  {row.score:>5.4g}/{row.max_score:<5g}  "
                      f"{len(row.tests_failed):>12}  {', '.join(row.diagnosed) or '-'}  [{mark}]")
+    lines += format_outcomes(report.outcome)
     lines += ["", *report.figures.lines(), ""]
     if report.problems:
         lines += [f"PROBLEM: {p}" for p in report.problems]

@@ -5,7 +5,8 @@ their cases are *chains* (docs/AUTHORING.md): a function of the module and plain
 runs the forward pass and feeds its cache to the backward pass; the public tests define the same
 chains and run them on the student's module. ``set_forget_bias`` takes a module, so its public test
 checks the module it changed directly. The forward functions also return a cache: only their other
-outputs are stored (the third element of a case).
+outputs are stored (the third element of a case), except in the ``*_forward`` companions of the
+backward cases, which keep the classic cache the public tests fall back on.
 """
 
 import numpy as np
@@ -106,6 +107,16 @@ CASES: dict[str, tuple] = {
     "backward_small": (lstm_backward_of_forward, _backward(15, n_x=3, n_a=4, m=3, T_x=6)),
     "backward_float32": (
         lstm_backward_of_forward, _backward(16, n_x=2, n_a=3, m=2, T_x=5, dtype=np.float32),
+    ),
+    # the forward passes on the backward cases' inputs, caches included: a public backward test
+    # feeds the backward pass these classic caches when the student's forward pass is wrong
+    "cell_backward_small_forward": ("lstm_cell_forward", _cell_backward(13, n_x=3, n_a=5, m=4)[:4]),
+    "cell_backward_float32_forward": (
+        "lstm_cell_forward", _cell_backward(14, n_x=2, n_a=3, m=2, dtype=np.float32)[:4],
+    ),
+    "backward_small_forward": ("lstm_forward", _backward(15, n_x=3, n_a=4, m=3, T_x=6)[:3]),
+    "backward_float32_forward": (
+        "lstm_forward", _backward(16, n_x=2, n_a=3, m=2, T_x=5, dtype=np.float32)[:3],
     ),
     # lstm_cell (PyTorch layout)
     "lstm_cell_small": ("lstm_cell", _torch_cell(6, B=3, d=4, H=5)),

@@ -35,11 +35,14 @@ STATIC = sorted(p.name for p in HOSTILE.iterdir() if p.is_dir() and not p.name.s
 # &quot;) and a text appears at most twice in one report, so 768 KB plus the template's own.
 REPORT_BOUND = 1024 * 1024
 SOFTMAX_POINTS = 5.0  # lab1's softmax tests: what every attack entry earns honestly
+# lab1's rnn_forward tests: each static entry's honest loop over its attacked cell earns them,
+# graded with a correct cell in place of the one that raises (rnngrade/grading/stand_ins.py)
+RNN_FORWARD_POINTS = 7.0
 LAB1_POINTS = 24.0
 
 # entry name → the score the attack entry must get (never more) and whether it loads
 EXPECTED: dict[str, tuple[float, str]] = {
-    **{name: (SOFTMAX_POINTS, "graded") for name in STATIC},
+    **{name: (SOFTMAX_POINTS + RNN_FORWARD_POINTS, "graded") for name in STATIC},
     **{name: (SOFTMAX_POINTS if kind == "graded" else 0.0, kind)
        for name, kind in ODD["EXPECTED"].items()},
 }

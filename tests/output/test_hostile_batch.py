@@ -7,6 +7,7 @@ everything. A failure while writing one student's reports is that student's erro
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -60,7 +61,13 @@ def test_a_class_full_of_attacks_is_graded_and_reported_safely(attack_entries, t
     # exports: no formula, no element of a student's, the table printed without escapes
     csv_rows = check_csv((out / "grades.csv").read_text(encoding="utf-8"))
     assert "'=HYPERLINK(\"evil.example\",\"appeal\")" in [row[0] for row in csv_rows]
-    check_html((out / "lab1" / "summary.html").read_text(encoding="utf-8"), SUMMARY_TAGS)
+    page = (out / "lab1" / "summary.html").read_text(encoding="utf-8")
+    page, scripts = re.subn(r"<script>.*?</script>", "", page, flags=re.S)
+    assert scripts == 1  # the roster's own sorting script, and nothing of a student's
+    links = re.findall(r'<a href="([^"]*)">', page)  # the roster's links to each feedback
+    assert len(links) == len(rows)
+    assert all(re.fullmatch(r"students/[A-Za-z0-9%._~-]+/feedback\.html", link) for link in links)
+    check_html(re.sub(r'<a href="[^"]*">', "<a>", page), SUMMARY_TAGS | {"a", "button"})
     assert "carol[bold red]" in table and "[/x].py" in table
     assert not any(ch in table for ch in "\x1b\x00\x07")
 

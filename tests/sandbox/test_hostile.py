@@ -207,7 +207,9 @@ def test_grading_a_hostile_submission_end_to_end(sandbox_protected, name, words)
         assert tests[test].score == tests[test].max_score > 0
     cell, sequence = tests["test_rnn_cell_forward_random"], tests["test_rnn_forward_random"]
     assert cell.score == 0 and words in cell.message, cell.message
-    assert sequence.score == 0  # rnn_forward calls the attacked cell
+    # the honest rnn_forward is graded with a correct cell in place of the attacked one
+    # (grading/stand_ins.py), unless the attack ends the worker
+    assert sequence.score == (0 if name in ("os_exit", "segfault") else sequence.max_score)
 
 
 def kernel_allows() -> dict[str, bool]:
@@ -282,7 +284,11 @@ def test_grading_a_kernel_or_channel_attack_end_to_end(sandbox_protected, name, 
     assert softmax and all(tests[t].score == tests[t].max_score > 0 for t in softmax)
     cell = tests["test_rnn_cell_forward_random"]
     assert cell.score == 0 and words in cell.message, cell.message
-    assert result.score == sum(tests[t].score for t in softmax)  # nothing else scored
+    # nothing else scored but the honest rnn_forward, graded with a correct cell in place of
+    # the attacked one (grading/stand_ins.py)
+    honest = softmax + [t for t in tests if t.startswith("test_rnn_forward_")
+                        and not t.startswith("test_rnn_forward_batch")]
+    assert result.score == sum(tests[t].score for t in honest)
     assert all(len(t.message) < 4 * MESSAGE_CHARS for t in result.tests)
     assert len(json.dumps(result.to_dict(), default=str)) < 200_000
 

@@ -7,11 +7,13 @@ whose mistake is named, and tests whose diagnosis names a mistake the submission
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rnngrade.diagnosis.feedback import tested_function
 from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.labs import get_lab
 from rnngrade.results.model import PASSED, SKIPPED, GradeResult
 
 
@@ -63,32 +65,72 @@ class Figures:
                 f"hints naming a wrong mistake:       {self.misnamed}"]
 
 
+@dataclass(frozen=True)
+class _Part:
+    """The cases of one test that check one function."""
+
+    test: str
+    lost: bool  # a case failed (points lost)
+    diagnoses: frozenset[str]  # the diagnosis names of its failing cases
+
+
+def _parts(result: GradeResult) -> dict[str, list[_Part]]:
+    """Per function, the parts of the tests that check it. A test about one function (its title
+    starts with the function's name) is that function's; a test of several (``every function:
+    ...``, ``loop, FFT and scan forms: ...``) is split by its cases, each case going to the lab
+    function its id names; a case that names none goes to the test's title word."""
+    try:
+        functions: tuple[str, ...] = get_lab(result.lab).functions
+    except Exception:  # noqa: BLE001 - a result of a lab not on disk: titles only
+        functions = ()
+    parts: dict[str, list[_Part]] = {}
+    for test in result.tests:
+        if test.outcome == SKIPPED:
+            continue
+        owner = tested_function(test)
+        if owner in functions or not test.cases:
+            failing = test.outcome != PASSED
+            parts.setdefault(owner, []).append(_Part(
+                test.name, test.score < test.max_score,
+                frozenset(d.name for d in test.diagnosis) if failing else frozenset()))
+            continue
+        by_case: dict[str, list] = {}
+        for case in test.cases:
+            if case.outcome == SKIPPED:
+                continue
+            named = [f for f in functions if re.search(rf"(?<![A-Za-z0-9_]){f}(?![A-Za-z0-9_])",
+                                                        case.case)]
+            by_case.setdefault(named[0] if len(named) == 1 else owner, []).append(case)
+        for function, cases in by_case.items():
+            bad = [c for c in cases if c.outcome not in (PASSED, SKIPPED)]
+            parts.setdefault(function, []).append(_Part(
+                test.name, bool(bad), frozenset(d.name for c in bad for d in c.diagnosis)))
+    return parts
+
+
 def tally(result: GradeResult, verdicts: Mapping[str, Verdict], label: str = "") -> Figures:
     """The figures of one graded submission; ``verdicts`` by function (functions not listed are
     taken to be correct)."""
     figures = Figures()
-    by_function: dict[str, list] = {}
-    for test in result.tests:
-        if test.outcome != SKIPPED:
-            by_function.setdefault(tested_function(test), []).append(test)
+    by_function = _parts(result)
     wrong = [v for v in verdicts.values() if v.wrong]
-    for function, tests in by_function.items():
+    for function, parts in by_function.items():
         verdict = verdicts.get(function, Verdict(function))
-        lost = [t for t in tests if t.score < t.max_score]
+        lost = [p for p in parts if p.lost]
         if not verdict.wrong:
             figures.correct += 1
             if lost:
                 figures.correct_losing += 1
                 figures.details.append(f"{label}: correct {function} loses points in "
-                                       f"{', '.join(t.name for t in lost)}")
+                                       f"{', '.join(p.test for p in lost)}")
     for verdict in wrong:
         figures.wrong += 1
-        tests = by_function.get(verdict.function, [])
-        failing = [t for t in tests if t.outcome != PASSED]
-        if tests and not failing:
+        parts = by_function.get(verdict.function, [])
+        failing = [p for p in parts if p.lost]
+        if parts and not failing:
             figures.wrong_full_marks += 1
             figures.details.append(f"{label}: wrong {verdict.function} has full marks")
-        names = {d.name for t in failing for d in t.diagnosis}
+        names = {n for p in failing for n in p.diagnoses}
         if names & (verdict.accepted | {verdict.mistake}):
             figures.named += 1
         else:
@@ -96,15 +138,14 @@ def tally(result: GradeResult, verdicts: Mapping[str, Verdict], label: str = "")
                                    f"not named (diagnoses: {sorted(names) or 'none'})")
     accepted = set().union(*(v.accepted | {v.mistake} for v in wrong)) if wrong else set()
     wrong_functions = {v.function for v in wrong}
-    for test in result.tests:
-        if test.outcome in (PASSED, SKIPPED) or not test.diagnosis:
-            continue
-        if tested_function(test) not in wrong_functions and tested_function(test) in by_function:
-            continue  # a correct function's test that fails is counted in correct_losing
-        if not any(d.name in accepted for d in test.diagnosis):
-            figures.misnamed += 1
-            figures.details.append(f"{label}: {test.name} diagnosed as "
-                                   f"{[d.name for d in test.diagnosis]}")
+    for function, parts in by_function.items():
+        if function not in wrong_functions:
+            continue  # a correct function's failing test is counted in correct_losing
+        for part in parts:
+            if part.lost and part.diagnoses and not part.diagnoses & accepted:
+                figures.misnamed += 1
+                figures.details.append(f"{label}: {part.test} diagnosed as "
+                                       f"{sorted(part.diagnoses)}")
     return figures
 
 

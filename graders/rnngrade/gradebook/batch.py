@@ -21,6 +21,8 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rnngrade.course.apply import CoursePass
+from rnngrade.course.config import Course
 from rnngrade.errors import GraderError, UsageError
 from rnngrade.gradebook.entries import Entry, EntryError, Payload, discover, read_entry
 from rnngrade.gradebook.executors import (
@@ -85,6 +87,9 @@ class BatchOptions:
     inprocess: bool = False
     timeout: float | None = DEFAULT_TIMEOUT
     budget: float | None = None  # seconds of student code per submission (None: the lab's)
+    course: Course | None = None  # due dates, late policy, scaling (None: none of that)
+    only: list[str] | None = None  # regrade just these students (the others are left alone)
+    drop_overrides: bool = False  # regraded students lose the staff's overrides
     roster: Roster | None = None  # None: the roster an earlier batch kept in ``out``, if any
     missing: MissingPolicy = zero_for_missing  # how a roster student without an entry counts
 
@@ -113,6 +118,8 @@ class BatchReport:
     skipped: int = 0
     errors: int = 0
     grader_errors: int = 0  # students not graded because trusted code failed on them
+    course: CoursePass | None = None  # overrides kept, late penalties (see rnngrade.course)
+    dropped_overrides: int = 0
     seconds: float = 0.0
     workers: int = 0
     executor: str = "local"
@@ -217,10 +224,8 @@ def run_batch(sources: list[Path], options: BatchOptions,
     progress = progress or ProgressHook()
     out = options.out
     out.mkdir(parents=True, exist_ok=True)
-    try:
-        entries = discover(sources, exclude=out)
-    except EntryError as exc:
-        raise BatchError(str(exc)) from exc
+    entries = _entries(sources, out, options.only)
+    manifests = _manifests(options.course, sources)  # a bad manifest stops us before grading
     isolation = "inprocess" if options.inprocess else "sandbox"
     mistakes = mutant_names(lab.name)
     version = grader_version(lab.name)
@@ -245,8 +250,8 @@ def run_batch(sources: list[Path], options: BatchOptions,
             except EntryError as exc:
                 sha, error = "", str(exc)
             known = current.get(entry.student)
-            if options.regrade or not sha or not unchanged(known, sha, version, device,
-                                                           isolation):
+            if options.regrade or options.only or not sha or not unchanged(
+                    known, sha, version, device, isolation):
                 todo.append((entry, error))
                 continue
             assert known is not None
@@ -290,6 +295,10 @@ def run_batch(sources: list[Path], options: BatchOptions,
             progress.advance(entry.student, item.status)
         if isinstance(executor, DaskExecutor):
             report.workers = executor.workers
+        report.dropped_overrides = book.drop_overrides(
+            lab.name, [entry.student for entry, _ in todo] if options.drop_overrides else [])
+        report.course = finish_course(book, lab.name, out, options.course, entries,
+                                    manifests)
         report.status = "finished"
     except GraderBroken as exc:
         report.status = "failed"
@@ -313,6 +322,49 @@ def run_batch(sources: list[Path], options: BatchOptions,
     return report
 
 
+def _entries(sources: list[Path], out: Path, only: list[str] | None) -> list[Entry]:
+    """The entries of ``sources``; with ``only``, those of the students it names (every name
+    must be found)."""
+    try:
+        entries = discover(sources, exclude=out)
+    except EntryError as exc:
+        raise BatchError(str(exc)) from exc
+    if only is None:
+        return entries
+    by_id = {entry.student: entry for entry in entries}
+    unknown = [name for name in only if name not in by_id]
+    if unknown:
+        raise BatchError(f"--only: no submission for {', '.join(map(clean_name, unknown))} "
+                         "in the submissions folder(s)")
+    return [by_id[name] for name in dict.fromkeys(only)]
+
+
+def _manifests(course: Course | None, sources: list[Path]) -> dict[Path, dict]:
+    """Each submissions folder's manifest of submission times (read only with a course file)."""
+    if course is None:
+        return {}
+    from rnngrade.course.times import read_manifest
+
+    return {source: read_manifest(source) for source in sources}
+
+
+def finish_course(book: Gradebook, lab: str, out: Path, course: Course | None,
+                  entries: list[Entry], manifests: dict[Path, dict]) -> CoursePass:
+    """Apply the course file and the overrides to every current result of ``lab``, then write
+    the hand-back folder (see ``rnngrade.course``)."""
+    from rnngrade.course.apply import apply_course
+    from rnngrade.course.handback import FOLDER, write_handback
+    from rnngrade.course.times import submission_time
+
+    times = {}
+    if course is not None:
+        for entry in entries:
+            times[entry.student] = submission_time(entry.path, entry.student,
+                                                   manifests.get(entry.path.parent, {}))
+    folder = lab_folder(out, lab)
+    done = apply_course(book, lab, lambda student: folder / "students" / student, course, times)
+    write_handback(book, lab, lambda student: folder / "students" / student, folder / FOLDER)
+    return done
 def _roster_report(report: BatchReport, roster: Roster, graded: list[str]) -> None:
     """Who the roster expects and did not get, and who it does not list."""
     present = {match_key(student) for student in graded}

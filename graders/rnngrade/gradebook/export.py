@@ -30,6 +30,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rnngrade.course.roster_table import RosterRow, roster_rows
 from rnngrade.diagnosis.mutants import load_mutant_table
 from rnngrade.gradebook.roster import MissingPolicy, Roster, Student, match_key, zero_for_missing
 from rnngrade.gradebook.store import ERROR, GRADED, GRADER_ERROR, LOAD_ERROR, TIMEOUT, Gradebook
@@ -42,7 +43,9 @@ from rnngrade.results.render import render
 from rnngrade.results.sanitize import clean_name, clean_text
 
 CSV_COLUMNS = ("student_id", "lab", "score", "max_score", "percent", "graded_at",
-               "submission_sha256", "name", "email", "sis_id", "section", "in_roster", "status")
+               "submission_sha256", "name", "email", "sis_id", "section", "in_roster",
+               # score is the final one; what the course file and the staff changed (course/)
+               "raw_score", "late_days", "penalty", "overrides", "status")
 STATUS_TEXT = {LOAD_ERROR: "could not be loaded", ERROR: "grader error", TIMEOUT: "timed out",
                GRADED: "graded", GRADER_ERROR: "not graded: grader error (graded again next run)"}
 COURSE_CSV = "grades.csv"
@@ -67,7 +70,9 @@ class GradeRow:
     """One student's line for one lab, as every export shows it.
 
     score: ``None`` when there is no score to give (the grader failed on the submission, or
-    the student is excused); percent likewise."""
+    the student is excused); percent likewise. With a course file or overrides (see
+    ``rnngrade.course``) score is the final one, in the course's points (``max_score``), and
+    ``raw_score`` what the grader gave, in the lab's own points."""
 
     student: str
     lab: str
@@ -80,6 +85,10 @@ class GradeRow:
     in_roster: bool | None = None  # None: no roster was given
     note: str = ""
     submitted: bool = True  # False: a roster student with no entry for this lab
+    raw_score: float | None = None
+    late_days: int = 0
+    penalty: float = 0.0  # points taken off for lateness, in the lab's own points
+    overrides: int = 0  # the staff's overrides in force
 
     @property
     def percent(self) -> float | None:
@@ -101,16 +110,26 @@ def grade_rows(book: Gradebook, lab: str, roster: Roster | None = None,
     """Every current result of ``lab`` and, with a roster, a row per roster student who has
     none (``missing`` decides how it counts); sorted by student id."""
     rows = []
+    adjustments = book.adjustments(lab)
     for row in book.current_rows(lab):
         scored = row["status"] != GRADER_ERROR  # not graded: no score, not even 0
         student = roster.find(row["student_id"]) if roster is not None else None
-        rows.append(GradeRow(row["student_id"], row["lab"], row["status"],
-                             row["score"] if scored else None, row["max_score"],
-                             row["graded_at"], row["sha256"], student,
-                             None if roster is None else student is not None))
+        item = GradeRow(row["student_id"], row["lab"], row["status"],
+                        row["score"] if scored else None, row["max_score"],
+                        row["graded_at"], row["sha256"], student,
+                        None if roster is None else student is not None,
+                        raw_score=row["score"] if scored else None)
+        adjusted = adjustments.get(row["student_id"])
+        if adjusted is not None:
+            item.score = adjusted["final_points"] if scored else None
+            item.max_score = adjusted["points_possible"]
+            item.late_days, item.penalty = adjusted["late_days"], adjusted["penalty"]
+            item.overrides = adjusted["overrides"]
+        rows.append(item)
     if roster is not None:
         present = {match_key(r.student) for r in rows}
-        points = lab_points(lab, rows)
+        scaled = {a["points_possible"] for a in adjustments.values()}
+        points = scaled.pop() if len(scaled) == 1 else lab_points(lab, rows)
         for student in roster.students:
             if match_key(student.id) not in present:
                 mark = missing(student, lab)
@@ -136,7 +155,10 @@ def rows_csv(rows: list[GradeRow]) -> str:
                          "" if percent is None else f"{percent:.2f}",
                          csv_cell(r.graded_at), csv_cell(r.sha256), csv_cell(who.name),
                          csv_cell(who.email), csv_cell(who.sis_id), csv_cell(who.section),
-                         in_roster, csv_cell(r.status)])
+                         in_roster,
+                         "" if r.raw_score is None else format_points(r.raw_score, 4),
+                         r.late_days, format_points(r.penalty, 4), r.overrides,
+                         csv_cell(r.status)])
     return out.getvalue()
 
 
@@ -239,8 +261,11 @@ class Summary:
     roster: int = 0  # students on the roster (0: no roster)
     missing: list[dict] = field(default_factory=list)  # roster students without a submission
     not_in_roster: list[str] = field(default_factory=list)  # entries the roster does not list
+    table: list[RosterRow] = field(default_factory=list)  # every student's row, with links
+    similarity: str = ""  # link to the similarity report, when there is one
 
 
+SIMILARITY_PAGE = "similarity/index.html"
 BINS = [f"{lo}–{lo + 9}" for lo in range(0, 100, 10)] + ["100"]
 CHART_W, CHART_H, LEFT, RIGHT, BOTTOM, TOP = 520, 250, 40, 8, 30, 20
 
@@ -375,6 +400,7 @@ def summarise(book: Gradebook, lab_name: str, slowest: int = 8, roster: Roster |
     runs = book.runs()
     if runs:
         summary.run = dict(zip(runs[-1].keys(), runs[-1]))
+    summary.table = roster_rows(book, lab_name, STATUS_TEXT)
     return summary
 
 
@@ -385,9 +411,12 @@ def render_summary(summary: Summary) -> str:
 def write_exports(book: Gradebook, lab: str, out: Path, roster: Roster | None = None,
                   missing: MissingPolicy = zero_for_missing) -> dict[str, Path]:
     """Write ``lab``'s ``grades.csv`` and ``summary.html`` into ``out/lab/`` and rebuild the
-    course-wide ``out/grades.csv`` from the gradebook (every file atomically)."""
+    course-wide ``out/grades.csv`` from the gradebook (every file atomically). The summary
+    links the similarity report when ``out/lab/similarity/index.html`` exists."""
     folder = lab_folder(out, lab)
     summary = summarise(book, lab, roster=roster, missing=missing)
+    if (folder / SIMILARITY_PAGE).is_file():
+        summary.similarity = SIMILARITY_PAGE
     return {
         "summary.html": write_atomic(folder / "summary.html", render_summary(summary)),
         "grades.csv": write_atomic(folder / "grades.csv", grades_csv(book, lab, roster, missing)),

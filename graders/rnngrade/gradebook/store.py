@@ -25,7 +25,7 @@ from typing import Any
 
 from rnngrade.results.model import GradeResult, Status
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2 added overrides and adjustments (created in place on an older book)
 FILENAME = "gradebook.sqlite"
 
 # Statuses of a result: graded; load_error (the submission could not be loaded: an empty folder,
@@ -116,6 +116,35 @@ CREATE TABLE IF NOT EXISTS test_results (
     seconds REAL NOT NULL,
     PRIMARY KEY (result_id, test)
 );
+CREATE TABLE IF NOT EXISTS overrides (
+    id INTEGER PRIMARY KEY,
+    student_id TEXT NOT NULL,
+    lab TEXT NOT NULL,
+    test TEXT NOT NULL DEFAULT '',  -- '' overrides the lab's total
+    score REAL NOT NULL,
+    comment TEXT NOT NULL,
+    made_by TEXT NOT NULL,
+    made_at TEXT NOT NULL,
+    dropped_at TEXT  -- set by a regrade with --drop-overrides
+);
+CREATE INDEX IF NOT EXISTS overrides_by_student ON overrides (lab, student_id);
+CREATE TABLE IF NOT EXISTS adjustments (  -- the course file's view of each current result
+    student_id TEXT NOT NULL,
+    lab TEXT NOT NULL,
+    result_id INTEGER NOT NULL,
+    submitted_at TEXT NOT NULL DEFAULT '',
+    time_source TEXT NOT NULL DEFAULT '',  -- manifest, git, file ('' unknown)
+    due TEXT NOT NULL DEFAULT '',
+    late_days INTEGER NOT NULL DEFAULT 0,
+    penalty REAL NOT NULL DEFAULT 0,
+    raw_score REAL NOT NULL,
+    final_score REAL NOT NULL,
+    points_possible REAL NOT NULL,
+    final_points REAL NOT NULL,
+    overrides INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (student_id, lab)
+);
 """
 
 
@@ -173,6 +202,9 @@ class Gradebook:
             elif int(row[0]) > SCHEMA_VERSION:
                 raise RuntimeError(f"{self.path} was written by a newer rnngrade "
                                    f"(schema {row[0]} > {SCHEMA_VERSION})")
+            elif int(row[0]) < SCHEMA_VERSION:  # every change so far only added tables
+                db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                           (str(SCHEMA_VERSION),))
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -291,10 +323,54 @@ class Gradebook:
                               (result_id,)).fetchone()
         return GradeResult.from_dict(json.loads(row[0]))
 
+    # ------------------------------------------------------------- overrides
+
+    def add_override(self, student: str, lab: str, test: str, score: float, comment: str,
+                     by: str) -> int:
+        with self.transaction() as db:
+            cur = db.execute("INSERT INTO overrides (student_id, lab, test, score, comment, "
+                             "made_by, made_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             (student, lab, test, score, comment, by, now()))
+            assert cur.lastrowid is not None
+            return cur.lastrowid
+
+    def overrides(self, lab: str, student: str | None = None) -> list[sqlite3.Row]:
+        """The overrides in force for ``lab`` (one student's, or everyone's), oldest first."""
+        query = "SELECT * FROM overrides WHERE lab = ? AND dropped_at IS NULL"
+        params: tuple = (lab,)
+        if student is not None:
+            query += " AND student_id = ?"
+            params += (student,)
+        return self.db.execute(query + " ORDER BY id", params).fetchall()
+
+    def drop_overrides(self, lab: str, students: list[str]) -> int:
+        """Set aside the overrides of ``students`` (kept in the table as history)."""
+        with self.transaction() as db:
+            return sum(db.execute("UPDATE overrides SET dropped_at = ? WHERE lab = ? AND "
+                                  "student_id = ? AND dropped_at IS NULL",
+                                  (now(), lab, s)).rowcount for s in students)
+
+    def set_adjustment(self, student: str, lab: str, values: dict[str, Any]) -> None:
+        """Record the course file's view of a student's current result (replacing the last)."""
+        row = {"student_id": student, "lab": lab, "updated_at": now(), **values}
+        names = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        with self.transaction() as db:
+            db.execute(f"INSERT OR REPLACE INTO adjustments ({names}) VALUES ({marks})",
+                       tuple(row.values()))
+
+    def adjustments(self, lab: str) -> dict[str, sqlite3.Row]:
+        """The adjustments of ``lab`` that still describe the student's current result."""
+        rows = self.db.execute(
+            "SELECT a.* FROM adjustments a JOIN results r ON r.id = a.result_id "
+            "WHERE a.lab = ? AND r.current = 1", (lab,)).fetchall()
+        return {row["student_id"]: row for row in rows}
+
     def counts(self) -> dict[str, Any]:
         """Row counts of every table (for tests and diagnostics)."""
         return {table: self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-                for table in ("students", "submissions", "runs", "results", "test_results")}
+                for table in ("students", "submissions", "runs", "results", "test_results",
+                              "overrides", "adjustments")}
 
 
 def _alive(pid: int) -> bool:

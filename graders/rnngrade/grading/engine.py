@@ -63,12 +63,14 @@ _IDLE_PLUGINS = ("cacheprovider", "randomly", "logging", "timeout", "benchmark",
                  "faulthandler", "subtests")
 
 
-def suite_args(lab: Lab) -> list[str]:
-    """The pytest command line that runs ``lab``'s hidden suite."""
+def suite_args(lab: Lab, outcome: bool = True) -> list[str]:
+    """The pytest command line that runs ``lab``'s hidden suite (``outcome``: with the tests
+    graded by outcome; without, they are listed as not run)."""
     root = course_root()
     blocked = [arg for name in _IDLE_PLUGINS for arg in ("-p", f"no:{name}")]
     return [str(lab.suite_dir(root)), *blocked, "--capture=sys", "--import-mode=importlib",
-            "--rootdir", str(root), "-o", "addopts=", "-q", "--tb=short", "-W", "ignore"]
+            "--rootdir", str(root), "-o", "addopts=", "-q", "--tb=short", "-W", "ignore",
+            *([] if outcome else ["--no-outcome"])]
 
 
 def make_runner(loaded: LoadedSubmission, device: str, inprocess: bool,
@@ -157,7 +159,7 @@ def _grade_one(submission: Path, assets: LabAssets, device: str, inprocess: bool
             raise GraderError("trusted code failed while grading:\n" + "\n".join(
                 collector.faults)[-8000:])
         tests = build_results(rubric, collector.items, collector.cases, collector.checks,
-                              collector.figures)
+                              collector.figures, collector.measurements)
     except Exception as exc:  # noqa: BLE001 - loading worked: whatever fails now is the grader's
         return grader_failed(lab, rubric, submission.name, device, describe_fault(exc),
                              seconds(), assets.version)
@@ -184,7 +186,7 @@ def describe_fault(exc: BaseException) -> str:
 
 
 def grade(submission: Path, lab_name: str, *, device: str = "auto", inprocess: bool = False,
-          budget: float | None = None) -> GradeResult:
+          budget: float | None = None, outcome: bool = True) -> GradeResult:
     """Grade ``submission`` for ``lab_name`` within ``budget`` seconds (default: the lab's).
 
     Raises UsageError for bad arguments (UnknownLabError, an unknown device). Every other
@@ -192,7 +194,7 @@ def grade(submission: Path, lab_name: str, *, device: str = "auto", inprocess: b
     (status ``grader_error``, details in ``grader_detail``)."""
     lab = get_lab(lab_name)
     try:
-        grader = shared_grader(lab.name, device=device, inprocess=inprocess)
+        grader = shared_grader(lab.name, device=device, inprocess=inprocess, outcome=outcome)
     except GraderError as exc:
         return grader_failed(lab, _rubric_or_none(lab), submission.name, device,
                              describe_fault(exc))
@@ -208,7 +210,8 @@ def _rubric_or_none(lab: Lab) -> Rubric | None:
 
 
 def grade_isolated(submission: Path, lab_name: str, *, device: str = "auto",
-                   inprocess: bool = False, budget: float | None = None) -> GradeResult:
+                   inprocess: bool = False, budget: float | None = None,
+                   outcome: bool = True) -> GradeResult:
     """Like ``grade()``, in a fresh pytest session of its own (slow; the reference path).
     Raises a GraderError when the lab's assets do not load."""
     assets = load_lab_assets(lab_name)
@@ -217,7 +220,7 @@ def grade_isolated(submission: Path, lab_name: str, *, device: str = "auto",
 
     def collect(student: ModuleProxy) -> OutcomeCollector:
         collector = OutcomeCollector(student, device, assets)
-        run_fresh(suite_args(assets.lab), [collector], collector.log, what)
+        run_fresh(suite_args(assets.lab, outcome), [collector], collector.log, what)
         if not collector.items:
             raise GraderError(f"{what} collected nothing:\n" + collector.log.getvalue()[-3000:])
         return collector
@@ -233,7 +236,7 @@ class Grader:
     does not match the rubric. One submission at a time: ``grade`` holds a lock."""
 
     def __init__(self, lab_name: str, *, device: str = "auto", inprocess: bool = False,
-                 memo: ExpectationMemo | None = None) -> None:
+                 memo: ExpectationMemo | None = None, outcome: bool = True) -> None:
         self.assets = load_lab_assets(lab_name)
         self.lab = self.assets.lab
         self.rubric = self.assets.rubric
@@ -243,7 +246,7 @@ class Grader:
         self.collector = OutcomeCollector(None, self.device, self.assets, memo=self.memo)
         self.graded = 0
         self._lock = threading.Lock()
-        self._session = ReusableSession(suite_args(self.lab), [self.collector],
+        self._session = ReusableSession(suite_args(self.lab, outcome), [self.collector],
                                         f"the {self.lab.name} hidden suite")
         if not self.collector.items:
             self.close()
@@ -295,12 +298,13 @@ _SHARED: dict[tuple, Grader] = {}  # graders, not course data: each holds its ow
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_grader(lab_name: str, *, device: str = "auto", inprocess: bool = False) -> Grader:
+def shared_grader(lab_name: str, *, device: str = "auto", inprocess: bool = False,
+                  outcome: bool = True) -> Grader:
     """This process's ``Grader`` for a lab, device and isolation; rebuilt when the lab's content
     digest changes (an edited suite, rubric, mutant or reference) or the previous one broke."""
     lab = get_lab(lab_name)
     resolved = resolve_device(device)
-    key = (lab.name, resolved, inprocess, str(course_root()))
+    key = (lab.name, resolved, inprocess, str(course_root()), outcome)
     digest = lab_digest(lab.name)
     with _SHARED_LOCK:
         grader = _SHARED.get(key)
@@ -311,7 +315,7 @@ def shared_grader(lab_name: str, *, device: str = "auto", inprocess: bool = Fals
         if grader is None:
             if not inprocess:  # the sandbox's zygote starts while the suite is collected
                 start_sandbox_soon()
-            grader = Grader(lab.name, device=resolved, inprocess=inprocess)
+            grader = Grader(lab.name, device=resolved, inprocess=inprocess, outcome=outcome)
             _SHARED[key] = grader
         return grader
 

@@ -28,7 +28,15 @@ _ITEM_LIMITS = pytest.StashKey[Limits]()
 def limits_for(lab: Lab, item: pytest.Item) -> Limits:
     """The limits of ``item``'s calls into the submission: ``lab.limits`` overridden by the
     ``limits`` markers on the item, the closest last. SuiteError for a malformed marker."""
+    from rnngrade.grading.outcome import outcome_spec  # a plugin of its own: imported late
+
     limits = lab.limits
+    spec = outcome_spec(item)  # a test graded by outcome: its own limits, a marker's override
+    if spec is not None:
+        try:
+            limits = limits.overridden(spec.limits, f"{item.nodeid}: @pytest.mark.outcome")
+        except ValueError as exc:
+            raise SuiteError(str(exc)) from None
     for marker in reversed(list(item.iter_markers(MARKER))):  # farthest (module) first
         if marker.args:
             raise SuiteError(f"{item.nodeid}: @pytest.mark.limits takes keywords only, e.g. "
@@ -78,3 +86,7 @@ def pytest_runtest_setup(item: pytest.Item):
             return
         limits = item.stash[_ITEM_LIMITS] = limits_for(lab, item)
     student.use_limits(limits)
+    from rnngrade.grading.outcome import is_outcome, prepare_worker
+
+    if is_outcome(item):
+        prepare_worker(item, student)

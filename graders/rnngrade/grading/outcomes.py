@@ -24,12 +24,13 @@ from rnngrade.errors import GraderError
 from rnngrade.grading.chained import NOTE_KEY
 from rnngrade.grading.lab_assets import LabAssets
 from rnngrade.grading.memo import EXPECTATION_MEMO, ExpectationMemo
+from rnngrade.grading.outcome import OUTCOME_KEY
 from rnngrade.grading.plugin import CHECK_KEY, LAB_ASSETS
 from rnngrade.grading.scoring import CaseOf
 from rnngrade.grading.session import report_sections
 from rnngrade.harness.checks.plugin import FAILURE_KEY, STUDENT_PROVIDER, short_failure
 from rnngrade.harness.runner.proxy import ModuleProxy
-from rnngrade.results.model import BUDGET_MESSAGE, CaseResult, FailureKind, Outcome
+from rnngrade.results.model import BUDGET_MESSAGE, CaseResult, FailureKind, Measurement, Outcome
 from rnngrade.results.plots import FIGURE_KEY
 
 
@@ -49,6 +50,8 @@ class OutcomeCollector:
     cases: dict[str, CaseResult] = field(default_factory=dict)
     checks: dict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
     figures: dict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
+    measurements: dict[str, list[Measurement]] = field(
+        default_factory=lambda: defaultdict(list))  # tests graded by outcome, by node id
     faults: list[str] = field(default_factory=list)  # grader faults, for the instructor
     log: io.StringIO = field(default_factory=io.StringIO)
     notes: dict[str, None] = field(default_factory=dict)  # from tests (NOTE_KEY), in order
@@ -59,6 +62,7 @@ class OutcomeCollector:
         self.cases = {}
         self.checks = defaultdict(list)
         self.figures = defaultdict(list)
+        self.measurements = defaultdict(list)
         self.faults = []
         self.log = io.StringIO()
 
@@ -108,6 +112,8 @@ class OutcomeCollector:
                 self.checks[report.nodeid].append(cast("dict[str, Any]", value))
             elif key == FIGURE_KEY and report.when == "call":
                 self.figures[report.nodeid].append(cast("dict[str, Any]", value))
+            elif key == OUTCOME_KEY and report.when == "call":
+                self.measurements[report.nodeid].append(Measurement.from_data(value))
             elif key == NOTE_KEY:
                 self.notes[str(value)] = None
         previous = self.cases.get(report.nodeid)

@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from rnngrade.diagnosis.mutants import strip_markers
 from rnngrade.grading.checker import Checker, CheckRecord
 from rnngrade.grading.lab_assets import LabAssets, load_lab_assets
 from rnngrade.grading.memo import EXPECTATION_MEMO
+from rnngrade.grading.stand_ins import StandIns, callees_of
 from rnngrade.harness.checks.plugin import STUDENT_PROVIDER, current_item, lab_of
 from rnngrade.harness.runner.inprocess import InProcessRunner
 from rnngrade.harness.runner.proxy import ModuleProxy
@@ -109,5 +111,14 @@ def check(student: ModuleProxy, reference: ModuleProxy) -> Checker:
     def record(entry: CheckRecord) -> None:
         item.user_properties.append((CHECK_KEY, entry.__dict__.copy()))
 
-    return Checker(student, reference, mutants, record,
-                   memo=item.config.stash.get(EXPECTATION_MEMO, None))
+    memo = item.config.stash.get(EXPECTATION_MEMO, None)
+    assets = _assets(item)
+    graph = callees_of(strip_markers(assets.reference_source), tuple(assets.lab.functions))
+    builtins = frozenset(name.removeprefix("stand_in_") for name in helpers.functions
+                         if name.startswith("stand_in_"))
+
+    def stand_ins(proxy: ModuleProxy) -> StandIns:
+        return StandIns(proxy, reference, graph, builtins, memo)
+
+    return Checker(student, reference, mutants, record, memo=memo,
+                   stand_ins=stand_ins if graph else None, callers=frozenset(graph))

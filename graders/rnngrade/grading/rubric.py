@@ -30,6 +30,7 @@ class Rubric:
     lab: str
     entries: dict[str, RubricEntry]
     path: Path | None = field(default=None, compare=False)
+    outcome: bool = True  # False: the tests graded by outcome are not run for this course
 
     @property
     def max_points(self) -> float:
@@ -86,7 +87,11 @@ def parse_rubric(text: str, path: Path) -> Rubric:
             raise RubricError(f"{at}: {test}: points must be a non-negative number")
         entries[str(test)] = RubricEntry(str(test), float(points), str(spec.get("title", test)),
                                          visibility, line)
-    return Rubric(str(data.get("lab", path.parent.name)), entries, path)
+    outcome = data.get("outcome", True)
+    if not isinstance(outcome, bool):
+        raise RubricError(f"{path}: outcome must be true or false (run the tests graded by "
+                          "outcome, or leave them out)")
+    return Rubric(str(data.get("lab", path.parent.name)), entries, path, outcome)
 
 
 def _line_of(text: str, key: str) -> int:

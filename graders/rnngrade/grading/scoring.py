@@ -22,6 +22,7 @@ from rnngrade.results.model import (
     CaseResult,
     Diagnosis,
     GradeResult,
+    Measurement,
     Outcome,
     Status,
     TestResult,
@@ -122,7 +123,8 @@ def failure_summary(failures: Sequence[CaseResult], limit: int = 3) -> str:
 
 def build_results(rubric: Rubric, items: Mapping[str, CaseOf], cases: Mapping[str, CaseResult],
                   checks: Mapping[str, list[dict[str, Any]]],
-                  figures: Mapping[str, list[dict[str, Any]]] | None = None
+                  figures: Mapping[str, list[dict[str, Any]]] | None = None,
+                  measurements: Mapping[str, list[Measurement]] | None = None
                   ) -> list[TestResult]:
     """One TestResult per rubric entry, in rubric order, from the collected items (by node id),
     their outcomes and check records. A collected case with no outcome did not run."""
@@ -134,10 +136,13 @@ def build_results(rubric: Rubric, items: Mapping[str, CaseOf], cases: Mapping[st
     results = []
     for name, entry in rubric.entries.items():
         found = by_test.get(name, [])
-        results.append(summarise_test(
+        result = summarise_test(
             name, entry.title, entry.points, entry.visibility, [c for _, c in found],
             [r for nodeid, _ in found for r in checks.get(nodeid, [])],
-            [f for nodeid, _ in found for f in (figures or {}).get(nodeid, [])]))
+            [f for nodeid, _ in found for f in (figures or {}).get(nodeid, [])])
+        result.measurements = [m for nodeid, _ in found
+                               for m in (measurements or {}).get(nodeid, [])]
+        results.append(result)
     return results
 
 

@@ -27,6 +27,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from rnngrade.harness.checks.compare import UNFINISHED, to_numpy
+from rnngrade.harness.checks.seeding import seed_everything
+from rnngrade.harness.checks.threads import pin_threads
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -263,3 +265,187 @@ def sin_sum_of(x: np.ndarray) -> Callable[[], float]:
     """f() = Σ sin(x) · x: reads ``x``; its gradient is cos(x)·x + sin(x)."""
     return lambda: float(np.sum(np.sin(x) * x))
 
+
+
+# ---------------------------------------------------------------- stand-ins for a failing callee
+
+class _StandIn:
+    """Installed as ``module.<name>`` while another function of the module is graded: a call
+    that the module's own code makes (its frame's globals are the module's) goes to ``answer``
+    first; any other call, and any call ``answer`` declines, goes to the module's own function.
+
+    ``answered`` counts the calls ``answer`` took (for a replay: the distinct recorded calls)."""
+
+    def __init__(self, module: Any, name: str, own: Any,
+                 answer: Callable[[Any, tuple], tuple[bool, Any]]) -> None:
+        self.module, self.name, self.own, self.answer = module, name, own, answer
+        self.__name__ = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        import sys
+
+        if sys._getframe(1).f_globals is self.module.__dict__:
+            found, value = self.answer(self.own, _positional(self.own, args, kwargs))
+            if found:
+                return value
+        if not callable(self.own):
+            raise NameError(f"name {self.name!r} is not defined")
+        return self.own(*args, **kwargs)
+
+
+def _positional(own: Any, args: tuple, kwargs: dict) -> tuple:
+    """The call's arguments by position (keywords bound through the own function's signature,
+    else appended in their order)."""
+    if not kwargs:
+        return args
+    import inspect
+
+    try:
+        bound = inspect.signature(own).bind(*args, **kwargs)
+        return tuple(bound.arguments.values())
+    except (TypeError, ValueError):
+        return (*args, *kwargs.values())
+
+
+def _close(a: Any, b: Any, atol: float, rtol: float) -> bool:
+    """Whether two argument trees agree: containers item by item, arrays and tensors within
+    ``atol + rtol·|b|`` with the same shape, anything else by equality."""
+    if isinstance(b, dict):
+        return isinstance(a, dict) and a.keys() == b.keys() and all(
+            _close(a[k], b[k], atol, rtol) for k in b)
+    if isinstance(b, tuple | list):
+        return isinstance(a, tuple | list) and len(a) == len(b) and all(
+            _close(x, y, atol, rtol) for x, y in zip(a, b))
+    x, y = to_numpy(a), to_numpy(b)
+    if x is None or y is None:
+        try:
+            return x is None and y is None and bool(a == b)
+        except Exception:  # noqa: BLE001 - an argument without a usable ==
+            return False
+    if x.shape != y.shape:
+        return False
+    if x.dtype.kind not in "fciub" or y.dtype.kind not in "fciub":
+        return bool(np.array_equal(x, y))
+    return bool(np.allclose(x, y, atol=atol, rtol=rtol, equal_nan=True))
+
+
+class _Replay:
+    """The answers to known calls: ``calls`` is a list of ``[args, result]``; a call whose
+    arguments agree with a recorded call's gets a fresh copy of its result."""
+
+    def __init__(self, calls: list, atol: float, rtol: float) -> None:
+        self.calls, self.atol, self.rtol = calls, atol, rtol
+        self.taken: set[int] = set()
+        self.next = 0
+
+    def __call__(self, own: Any, args: tuple) -> tuple[bool, Any]:
+        order = [*range(self.next, len(self.calls)), *range(self.next)]
+        for i in order:
+            recorded_args, result, *slopes = self.calls[i]
+            if _close(args, tuple(recorded_args), self.atol, self.rtol):
+                self.taken.add(i)
+                self.next = (i + 1) % len(self.calls)
+                value = _fresh(result)
+                return True, _linearised(value, args, slopes[0]) if slopes else value
+        return False, None
+
+    @property
+    def answered(self) -> int:
+        return len(self.taken)
+
+
+def _linearised(value: Any, args: tuple, slopes: dict) -> Any:
+    """``value`` (a tensor or a tuple of tensors) plus ``J · (x − x)`` for each argument ``x``
+    that takes part in autograd: the same numbers, with the recorded Jacobians ``J`` as their
+    derivatives (complex tensors as pairs of reals)."""
+    import torch
+
+    def real(t: Any) -> Any:
+        return torch.view_as_real(t) if t.is_complex() else t
+
+    leaves = [value] if isinstance(value, torch.Tensor) else list(value)
+    moved = []
+    for k, leaf in enumerate(leaves):
+        delta = None
+        for i, block in zip(slopes["wrt"], slopes["blocks"][k]):
+            x = args[i]
+            if not (isinstance(x, torch.Tensor) and x.requires_grad):
+                continue
+            dx = real(x) - real(x).detach()  # zero, carrying x's gradient
+            step = (block.to(dx.device, dx.dtype).reshape(-1, dx.numel()) @ dx.reshape(-1))
+            delta = step if delta is None else delta + step
+        if delta is None:
+            moved.append(leaf)
+            continue
+        shaped = delta.reshape(real(leaf).shape)
+        moved.append(leaf + (torch.view_as_complex(shaped.contiguous()) if leaf.is_complex()
+                             else shaped))
+    return moved[0] if isinstance(value, torch.Tensor) else type(value)(moved)
+
+
+class _Always:
+    """Answers every call with a grader function (a lab's built-in stand-in)."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn, self.answered = fn, 0
+
+    def __call__(self, own: Any, args: tuple) -> tuple[bool, Any]:
+        self.answered += 1
+        return True, self.fn(*args)
+
+
+@function
+def replay(calls: list, atol: float, rtol: float) -> _Replay:
+    """A stand-in's answers: the recorded results of ``calls`` (``[args, result]`` pairs)."""
+    return _Replay(calls, float(atol), float(rtol))
+
+
+_INSTALLED: dict[int, list[tuple[str, Any, _StandIn]]] = {}  # id(module) → what was replaced
+
+
+@helper
+def install_stand_in(module: Any, name: str, answers: Any) -> None:
+    """Put a stand-in for ``module.<name>`` in place (see ``_StandIn``); ``answers`` is a
+    ``replay`` or any callable, which then answers every call the module's code makes."""
+    answer = answers if isinstance(answers, _Replay) else _Always(answers)
+    own = module.__dict__.get(name)
+    stand_in = _StandIn(module, name, own, answer)
+    _INSTALLED.setdefault(id(module), []).append((name, own, stand_in))
+    setattr(module, name, stand_in)
+
+
+@helper
+def remove_stand_ins(module: Any) -> dict:
+    """Put the module's own functions back; return, per replaced name, how many calls its
+    stand-in answered."""
+    answered = {}
+    for name, own, stand_in in reversed(_INSTALLED.pop(id(module), [])):
+        if own is None:
+            module.__dict__.pop(name, None)
+        else:
+            setattr(module, name, own)
+        answered[name] = int(stand_in.answer.answered)
+    return answered
+
+
+@helper
+def call_each(module: Any, function: str, calls: list, head: int | None = None) -> list:
+    """``module.function(*args)`` for each ``args`` in ``calls``; only the first ``head`` items
+    of a tuple result (None: all of it)."""
+    target = getattr(module, function)
+
+    def first(value: Any) -> Any:
+        return value[:head] if head is not None and isinstance(value, tuple | list) else value
+
+    return [first(target(*args)) for args in calls]
+
+
+# ------------------------------------------------------------------ tests graded by outcome
+
+@helper
+def prepare_outcome(module: Any, seed: int) -> dict[str, bool]:
+    """Before a test graded by outcome (in its own fresh worker): one thread everywhere, and
+    NumPy's, ``random``'s and torch's global generators seeded with ``seed``, TF32 off."""
+    pinned = pin_threads()
+    seed_everything(seed)
+    return pinned

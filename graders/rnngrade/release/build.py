@@ -11,6 +11,7 @@ and the leak audit (``rnngrade.release.audit``) finds nothing.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -21,6 +22,8 @@ from pathlib import Path
 
 from rnngrade import __version__
 from rnngrade.authoring.generate import fingerprints_for, notebook_for, stub_for, vectors_for
+from rnngrade.course.config import Course
+from rnngrade.course.schedule import answer_leaks
 from rnngrade.errors import ExitCode, RnngradeError
 from rnngrade.labs import Lab, available_labs
 from rnngrade.paths import course_root, templates_dir
@@ -239,8 +242,11 @@ def verify_imports(out: Path, modules: list[str]) -> None:
 
 def build_release(out: Path, labs: list[Lab] | None = None, *, root: Path | None = None,
                   torch_version: str = TORCH_VERSION, grading_workflow: bool = False,
-                  name: str = "rnn-course", verify: bool = True) -> ReleaseReport:
-    """Write the student repository into ``out`` and check it; see the module docstring."""
+                  name: str = "rnn-course", verify: bool = True, course: Course | None = None,
+                  force: bool = False, now: dt.datetime | None = None) -> ReleaseReport:
+    """Write the student repository into ``out`` and check it; see the module docstring.
+    With a ``course`` file, refuse (unless ``force``) when the shipped code answers a lab whose
+    due date has not passed (``rnngrade.course.schedule``)."""
     root = root or course_root()
     labs = default_labs(root) if labs is None else labs
     if not labs:
@@ -248,6 +254,15 @@ def build_release(out: Path, labs: list[Lab] | None = None, *, root: Path | None
     warnings: list[str] = []
     files, modules = build_files(labs, root, torch_version=torch_version,
                                  grading_workflow=grading_workflow, name=name, warnings=warnings)
+    if course is not None:
+        answers = answer_leaks(course, labs, available_labs(root), files,
+                               now or dt.datetime.now(dt.timezone.utc))
+        reasons = [answer.reason() for answer in answers]
+        if reasons and not force:
+            raise ReleaseError("not released, it would give away answers of a lab still open: "
+                               + "; ".join(reasons)
+                               + ". Release after that due date, or pass --force")
+        warnings += [f"released anyway (--force): {r}" for r in reasons]
     _clear_previous(out)
     out.mkdir(parents=True, exist_ok=True)
     for relative, content in sorted(files.items()):

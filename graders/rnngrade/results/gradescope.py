@@ -15,12 +15,13 @@ from __future__ import annotations
 from typing import Any
 
 from rnngrade.harness.formatting import format_points
-from rnngrade.results.model import GradeResult, Outcome, TestResult
+from rnngrade.results.model import GradeResult, Measurement, Outcome, TestResult
 
 
 def test_output(test: TestResult) -> str:
     """The student-facing text of one test: message, diagnosis, hint."""
-    lines = []
+    lines = [f"{'' if m.passed else 'missed: '}{m.text} (measured on {m.device})"
+             for m in test.measurements]
     if test.message:
         lines.append(test.message)
     lines += [f"likely mistake: {d}" for d in test.diagnosis]
@@ -46,6 +47,16 @@ def overall_output(result: GradeResult) -> str:
                      "from the course staff):")
         lines += [f"> {line}" for note in result.student_notes for line in note.split("\n")]
     return "\n".join(lines)
+
+
+def measurement_data(m: Measurement) -> dict[str, Any]:
+    """One measurement of a test graded by outcome, with its sentence as ``text``."""
+    return {"name": m.name, "value": m.value, "bound": m.bound, "threshold": m.threshold,
+            "passed": m.passed, "unit": m.unit, "context": m.context, "text": m.text,
+            "device": m.device,
+            "baselines": [{"label": b.label, "value": b.value} for b in m.baselines],
+            "curve": list(m.curve), "reference_curve": list(m.reference_curve),
+            "curve_label": m.curve_label}
 
 
 TEXT = "text"  # Gradescope's plain-text format: no HTML, Markdown or ANSI is rendered
@@ -92,6 +103,7 @@ def _test_extra(test: TestResult) -> dict[str, Any]:
         "cases_total": test.cases_total,
         "cases_skipped": test.cases_skipped,
         "execution_time": test.seconds,
+        "measurements": [measurement_data(m) for m in test.measurements],
     }
 
 

@@ -112,6 +112,77 @@ class Diagnosis:
         return cls(name, text or name)
 
 
+@dataclass(frozen=True)
+class Baseline:
+    """A figure a measurement is read against: "a 5-gram model scores" 0.476."""
+
+    label: str
+    value: float
+
+
+@dataclass
+class Measurement:
+    """What a test graded by outcome measured, and the band it had to reach.
+
+    name: what was measured ("validation loss"); unit: "nats/char" ("" for a share).
+    value: the figure (None when the run gave none: the code failed before it).
+    bound: "≤", "<", "≥" or ">"; threshold: the band's edge; passed: whether value is inside.
+    context: when it was measured ("after 500 updates").
+    baselines: figures to read it against (a simple model, a floor no model can beat).
+    device: which device produced the figure ("cpu", "cuda").
+    curve, reference_curve: the student's and the reference's curve (e.g. training loss per
+    update, averaged to at most 100 points), drawn side by side in feedback.html;
+    curve_label names what they show.
+    """
+
+    name: str
+    value: float | None
+    bound: str
+    threshold: float
+    passed: bool
+    unit: str = ""
+    context: str = ""
+    baselines: list[Baseline] = field(default_factory=list)
+    device: str = "cpu"
+    curve: list[float] = field(default_factory=list)
+    reference_curve: list[float] = field(default_factory=list)
+    curve_label: str = ""
+
+    def figure(self, value: float | None) -> str:
+        """A measured figure as the reports print it: "0.391", "97.7%", "1.43e+04"."""
+        if value is None:
+            return "no figure"
+        if self.unit == "%":
+            return f"{100 * value:.1f}%"
+        return f"{value:.3g}" if abs(value) >= 100 or 0 < abs(value) < 1e-3 else f"{value:.3f}"
+
+    def band(self) -> str:
+        """The band's edge as written in the suite: "0.42", "5", "90%"."""
+        return f"{100 * self.threshold:g}%" if self.unit == "%" else f"{self.threshold:g}"
+
+    @property
+    def text(self) -> str:
+        """"validation loss 0.391 nats/char after 500 updates; needs ≤ 0.42; a 5-gram model
+        scores 0.476; no model can beat 0.310"."""
+        unit = f" {self.unit}" if self.unit and self.unit != "%" else ""
+        head = f"{self.name} {self.figure(self.value)}{unit if self.value is not None else ''}"
+        if self.context:
+            head += f" {self.context}"
+        parts = [head, f"needs {self.bound} {self.band()}"]
+        parts += [f"{b.label} {self.figure(b.value)}" for b in self.baselines]
+        return "; ".join(parts)
+
+    @classmethod
+    def from_data(cls, data: Any) -> Measurement:
+        if isinstance(data, Measurement):
+            return data
+        known = {k: v for k, v in dict(data).items() if k in cls.__dataclass_fields__}
+        known["baselines"] = [b if isinstance(b, Baseline) else Baseline(str(b["label"]),
+                                                                          float(b["value"]))
+                              for b in known.get("baselines", [])]
+        return cls(**known)
+
+
 @dataclass
 class CaseResult:
     """One parametrised case of a test."""
@@ -147,6 +218,8 @@ class TestResult:
     cases: list[CaseResult] = field(default_factory=list)
     checks: list[dict[str, Any]] = field(default_factory=list)  # CheckRecords, instructors only
     figures: list[dict[str, Any]] = field(default_factory=list)  # pictures (results/plots.py)
+    # a test graded by outcome: what it measured against which band (shown to the student)
+    measurements: list[Measurement] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -198,6 +271,7 @@ class GradeResult:
                                         "diagnosis": _diagnoses(c.get("diagnosis"))})
                           for c in t.get("cases", [])]
             t["diagnosis"] = _diagnoses(t.get("diagnosis"))
+            t["measurements"] = [Measurement.from_data(m) for m in t.get("measurements", [])]
             tests.append(TestResult(**t))
         data = dict(data)
         data["tests"] = tests

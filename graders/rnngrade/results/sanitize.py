@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from rnngrade.results.model import GradeResult, TestResult
+from rnngrade.results.model import Baseline, GradeResult, Measurement, TestResult
 from rnngrade.results.plots import MAX_FIGURES, clean_figure
 
 FIELD_LIMIT = 4_000  # characters of one message, note or error
@@ -142,7 +142,51 @@ def _clean_test(test: TestResult) -> TestResult:
                                    hint=clean_text(c.hint))
                for c in test.cases],
         checks=[_clean_data(c) for c in test.checks[:MAX_NOTES * 10]],
-        figures=[f for f in map(clean_figure, test.figures[:MAX_FIGURES]) if f is not None])
+        figures=[f for f in map(clean_figure, test.figures[:MAX_FIGURES]) if f is not None],
+        measurements=[clean_measurement(m) for m in test.measurements[:MAX_NOTES]])
+
+
+CURVE_POINTS = 100  # points of a curve kept for a report (a longer one is averaged down)
+FIGURE_LIMIT = 1e12  # a figure's magnitude in a report; beyond it, it reads as this bound
+
+
+def clean_number(value: object) -> float | None:
+    """A finite float of bounded magnitude; None for anything else (NaN, inf, not a number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    if number != number or number in (float("inf"), float("-inf")):
+        return None
+    return max(-FIGURE_LIMIT, min(FIGURE_LIMIT, number))
+
+
+def clean_curve(values: object, points: int = CURVE_POINTS) -> list[float]:
+    """At most ``points`` finite floats: consecutive values averaged in equal groups (the
+    finite ones of each group), groups without a finite value left out."""
+    try:
+        numbers = [clean_number(v) for v in list(values)[: points * 1000]]  # type: ignore[call-overload]
+    except TypeError:
+        return []
+    size = max(1, -(-len(numbers) // points))
+    curve = []
+    for start in range(0, len(numbers), size):
+        finite = [v for v in numbers[start:start + size] if v is not None]
+        if finite:
+            curve.append(sum(finite) / len(finite))
+    return curve
+
+
+def clean_measurement(m: Measurement) -> Measurement:
+    """A measurement with clean names and finite, bounded figures and curves."""
+    return dataclasses.replace(
+        m, name=clean_name(m.name), unit=clean_name(m.unit), context=clean_name(m.context),
+        bound=m.bound if m.bound in ("≤", "<", "≥", ">") else "?",
+        value=clean_number(m.value), threshold=clean_number(m.threshold) or 0.0,
+        passed=bool(m.passed), device=clean_name(m.device),
+        baselines=[Baseline(clean_name(b.label), clean_number(b.value) or 0.0)
+                   for b in m.baselines[:MAX_NOTES]],
+        curve=clean_curve(m.curve), reference_curve=clean_curve(m.reference_curve),
+        curve_label=clean_name(m.curve_label))
 
 
 def _clean_data(value: Any, depth: int = 0) -> Any:

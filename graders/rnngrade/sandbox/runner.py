@@ -331,6 +331,14 @@ class SandboxRunner:
                 self._abandon(worker)
             self.limits = limits
 
+    def restart(self) -> None:
+        """The calls that follow run in a fresh worker that loads the submission again (a
+        test graded by outcome starts from nothing another test left behind)."""
+        with self._lock:
+            worker = self._holder[0]
+            if worker is not None:
+                self._abandon(worker)
+
     def has_function(self, function: str) -> bool:
         with self._lock:
             self._ready()

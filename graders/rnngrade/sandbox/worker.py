@@ -32,6 +32,7 @@ from rnngrade.harness.runner.base import (
 )
 from rnngrade.harness.runner.inprocess import (
     describe_exception,
+    missing_message,
     not_implemented_message,
     resolve_function_refs,
     student_failure,
@@ -325,7 +326,7 @@ def _call(state: _State, seq: int, name: str, args: tuple, kwargs: dict,
         target = _target(state, module, name, is_helper)
         if target is None:
             _send(state, Failed(seq, MISSING_FUNCTION,
-                                _short(f"the submission does not define `{name}`"), False))
+                                _short(missing_message(module, name)), False))
             return
         functions = state.helpers.functions
         call_args = tuple(resolve_function_refs(a, args, functions) for a in args)

@@ -10,7 +10,8 @@ Fixtures (from the pytest plugin the course's ``conftest.py`` registers):
 - ``rng``: a NumPy Generator seeded from the test's id (the same numbers on every run).
 
 Markers: ``@points(n)`` (or ``@pytest.mark.points(n)``): what a public test is worth in the
-closing summary.
+closing summary; ``@pytest.mark.outcome(...)``: a training run, run only with ``pytest --outcome``
+(``progress(student, function, every, total)`` prints a line every ``every`` calls meanwhile).
 
 Comparisons raise ``CheckFailure`` with a message that names the output, the shape, the dtype,
 how many entries are off, the largest error and where, and the tolerance with its reason.
@@ -24,7 +25,9 @@ import pytest
 
 from rnngrade.harness.checks.causal import assert_causal, future_variants
 from rnngrade.harness.checks.compare import CheckFailure, assert_close, compare
+from rnngrade.harness.checks.feeding import check_on_caches, forward_problem
 from rnngrade.harness.checks.gradcheck import numeric_gradient, relative_error, sample_indices
+from rnngrade.harness.checks.outcome import progress
 from rnngrade.harness.checks.structure import assert_outputs
 from rnngrade.harness.checks.tolerance import EXACT, Tolerance, tolerance_for
 from rnngrade.harness.checks.vectors import Case, PublicVectors
@@ -67,11 +70,14 @@ __all__ = [
     "assert_causal",
     "assert_close",
     "assert_outputs",
+    "check_on_caches",
     "compare",
+    "forward_problem",
     "future_variants",
     "load_student",
     "numeric_gradient",
     "points",
+    "progress",
     "relative_error",
     "sample_indices",
     "tolerance_for",

@@ -293,9 +293,10 @@ def test_scaled_dot_product_attention_queries_without_keys(check, rng, case):
                  tol=EXACT, names=("weights on hidden keys",))
 
 
-def test_scaled_dot_product_attention_causal_no_peek(check, student, rng):
+def test_scaled_dot_product_attention_causal_no_peek(check, rng):
     """Changing the keys and values after position t0 leaves outputs and weights of the queries
-    up to t0 unchanged."""
+    up to t0 unchanged: both runs in one probe, so the check compares the change with zero
+    (and a failing masked_softmax is replaced in both runs alike, grading/stand_ins.py)."""
     B, T, dk, dv, t0 = 2, 7, 4, 3, 3
     Q, K, V = tensor(rng, (B, T, dk)), tensor(rng, (B, T, dk)), tensor(rng, (B, T, dv))
     K2, V2 = K.clone(), V.clone()
@@ -309,9 +310,16 @@ def test_scaled_dot_product_attention_causal_no_peek(check, student, rng):
         weights = expect_shape("scaled_dot_product_attention weights", weights, (B, T, T))
         return out[:, : t0 + 1], weights[:, : t0 + 1]
 
-    before = prefix(student, Q, K, V)
-    check.expect("scaled_dot_product_attention (causal): queries up to t0 after changing later "
-                 "keys and values", prefix, (Q, K2, V2), oracle=lambda *a: before,
+    def change(m, Q, K, V, K2, V2):
+        (out, weights), (out2, weights2) = prefix(m, Q, K, V), prefix(m, Q, K2, V2)
+        return out2 - out, weights2 - weights
+
+    def unchanged(Q, *_):
+        return (torch.zeros(B, t0 + 1, dv, dtype=Q.dtype),
+                torch.zeros(B, t0 + 1, T, dtype=Q.dtype))
+
+    check.expect("scaled_dot_product_attention (causal): change of the queries up to t0 after "
+                 "changing later keys and values", change, (Q, K, V, K2, V2), oracle=unchanged,
                  names=("out up to t0", "weights up to t0"))
 
 

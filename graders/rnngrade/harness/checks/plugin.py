@@ -31,6 +31,7 @@ STUDENT_PROVIDER = pytest.StashKey[Callable[[pytest.FixtureRequest], ModuleProxy
 POINTS = pytest.StashKey[dict]()
 _ITEM_POINTS = pytest.StashKey[dict]()
 FAILURE_KEY = "rnngrade_failure"
+pytest_plugins = ["rnngrade.harness.checks.outcome"]  # training runs: skipped unless --outcome
 
 
 def pytest_configure(config: pytest.Config) -> None:

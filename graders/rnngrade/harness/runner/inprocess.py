@@ -25,6 +25,7 @@ from rnngrade.harness.runner.base import (
     StudentError,
 )
 from rnngrade.harness.source.module_builder import build_module
+from rnngrade.harness.source.standins import standin_origin
 from rnngrade.harness.worker_helpers import GENERIC, Registry
 
 
@@ -73,7 +74,7 @@ class InProcessRunner:
             raise StudentError(LOAD_ERROR, self._fatal, function=function)
         target = getattr(self.module, function, None)
         if not callable(target):
-            raise StudentError(MISSING_FUNCTION, f"the submission does not define `{function}`",
+            raise StudentError(MISSING_FUNCTION, missing_message(self.module, function),
                                function=function)
         return self._invoke(function, target, args, kwargs or {})
 
@@ -125,6 +126,18 @@ def resolve_function_refs(value: Any, call_args: tuple,
     return value
 
 
+def missing_message(module: types.ModuleType | None, name: str) -> str:
+    """Why the grader finds no ``name`` in the submission: not defined at all, or defined only by
+    a stand-in for the course platform's helper module (``from rnn_utils import *``)."""
+    found = getattr(module, "__dict__", {}).get("__builtins__")
+    origin = standin_origin(found.get(name)) if isinstance(found, dict) else None
+    if origin is None:
+        return f"the submission does not define `{name}`"
+    return (f"the submission does not define `{name}`: the `{name}` your file uses comes from "
+            f"`{origin}` (the course platform's helper module, which the grader provides), so it "
+            "scores as missing")
+
+
 def student_failure(exc: BaseException, module: types.ModuleType,
                     function: str) -> tuple[str, str]:
     """(kind, message) for what ``function`` (a student function, or a grader helper calling
@@ -132,7 +145,7 @@ def student_failure(exc: BaseException, module: types.ModuleType,
     placeholder is unfinished, anything else is an exception. The sandbox worker uses it too."""
     missing = missing_function(exc, module)
     if missing:  # a grader helper looked the function up: say it is missing
-        return MISSING_FUNCTION, f"the submission does not define `{missing}`"
+        return MISSING_FUNCTION, missing_message(module, missing)
     unfinished = unfinished_message(exc, getattr(module, "__file__", None), function)
     if unfinished:  # a template's None placeholder: unfinished, not a crash
         return NOT_IMPLEMENTED, unfinished

@@ -1,0 +1,266 @@
+"""The course file (``course.yaml``): each lab's schedule, the late policy, extensions, scaling.
+
+Found at ``--course FILE`` or, when not given, as ``course.yaml`` at the course root; without
+one every command behaves as it always has (no due dates, no penalties, release everything).
+Every problem is a ``CourseError`` naming the file and the key (exit 2). Dates without a UTC
+offset are read in the file's ``timezone`` (default UTC); a bare date is the start of that day
+for a release and its last minute (23:59) for a due date. See ``docs/course.example.yaml``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import yaml
+
+from rnngrade.errors import UsageError
+from rnngrade.paths import course_root
+
+FILENAME = "course.yaml"
+MISSING_CHOICES = ("zero", "excused")
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(d|days?|h|hours?)\s*$")
+
+
+class CourseError(UsageError):
+    """The course file is missing, unreadable or wrong (the message names the file and key)."""
+
+
+@dataclass(frozen=True)
+class LatePolicy:
+    """``penalty_per_day``: percent of the lab's points lost per started day late;
+    ``max_days``: later than this many days the submission scores 0; ``grace_minutes``: a
+    submission this close after the due time counts as on time."""
+
+    penalty_per_day: float = 0.0
+    max_days: int | None = None
+    grace_minutes: float = 0.0
+
+
+@dataclass(frozen=True)
+class LabPlan:
+    """One lab of the course file."""
+
+    name: str
+    release: dt.datetime | None = None
+    due: dt.datetime | None = None
+    points: float | None = None  # what the lab is worth in the course (None: its rubric points)
+    late: LatePolicy = field(default_factory=LatePolicy)
+    missing: str = "zero"  # what a roster student without a submission counts as
+
+
+@dataclass(frozen=True)
+class Course:
+    path: Path
+    title: str
+    timezone: str
+    labs: dict[str, LabPlan]
+    extensions: dict[str, dict[str, dt.timedelta | dt.datetime]]  # student → lab → extension
+
+    def plan(self, lab: str) -> LabPlan:
+        """The lab's plan (an empty one for a lab the file does not list)."""
+        return self.labs.get(lab, LabPlan(lab))
+
+    def due_for(self, student: str, lab: str) -> tuple[dt.datetime | None, str]:
+        """The student's due time for ``lab`` and how it was extended ("" when it was not)."""
+        due = self.plan(lab).due
+        extension = self.extensions.get(student, {}).get(lab)
+        if due is None or extension is None:
+            return due, ""
+        if isinstance(extension, dt.timedelta):
+            return due + extension, f"extended by {describe_duration(extension)}"
+        return extension, "extended"
+
+
+def describe_duration(delta: dt.timedelta) -> str:
+    hours = delta.total_seconds() / 3600
+    if hours % 24 == 0:
+        days = int(hours // 24)
+        return f"{days} day{'s' * (days != 1)}"
+    return f"{hours:g} hour{'s' * (hours != 1)}"
+
+
+def find_course(explicit: Path | None) -> Course | None:
+    """The course file given, else ``course.yaml`` at the course root, else None."""
+    if explicit is not None:
+        if not explicit.is_file():
+            raise CourseError(f"{explicit}: no such course file")
+        return load_course(explicit)
+    default = course_root() / FILENAME
+    return load_course(default) if default.is_file() else None
+
+
+def load_course(path: Path, known_labs: set[str] | None = None) -> Course:
+    """Read and check a course file; ``known_labs`` defaults to the labs of this course."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CourseError(f"{path}: cannot read it ({exc})") from None
+    except yaml.YAMLError as exc:
+        raise CourseError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if known_labs is None:
+        from rnngrade.labs import LABS
+
+        known_labs = set(LABS)
+    return _Reader(path).course(data, known_labs)
+
+
+class _Reader:
+    """Checks one file's data, naming the file and the key of every problem."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tz: dt.tzinfo = dt.timezone.utc
+
+    def fail(self, key: str, problem: str) -> CourseError:
+        return CourseError(f"{self.path}: {key}: {problem}")
+
+    def mapping(self, value: Any, key: str, allowed: tuple[str, ...] | None = None) -> dict:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(key or "(top level)",
+                            f"expected a mapping, found {type(value).__name__}")
+        for name in value:
+            if not isinstance(name, str):
+                raise self.fail(key, f"keys must be text, found {name!r}")
+            if allowed is not None and name not in allowed:
+                raise self.fail(f"{key}.{name}" if key else name,
+                                f"unknown key; expected one of: {', '.join(allowed)}")
+        return value
+
+    def course(self, data: Any, known_labs: set[str]) -> Course:
+        top = self.mapping(data, "",
+                           ("title", "timezone", "late_policy", "missing", "labs", "extensions"))
+        title = self.text(top.get("title", ""), "title")
+        timezone = self.text(top.get("timezone", "UTC"), "timezone")
+        try:
+            self.tz = dt.timezone.utc if timezone == "UTC" else ZoneInfo(timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise self.fail("timezone", f"unknown time zone {timezone!r} "
+                                        "(use a name such as Europe/Berlin or UTC)") from None
+        late = self.late(top.get("late_policy"), "late_policy", LatePolicy())
+        missing = self.missing(top.get("missing", "zero"), "missing")
+        labs = {}
+        for name, value in self.mapping(top.get("labs"), "labs").items():
+            if name not in known_labs:
+                raise self.fail(f"labs.{name}", f"no such lab; this course has: "
+                                                f"{', '.join(sorted(known_labs))}")
+            labs[name] = self.lab(name, value, late, missing)
+        extensions = {}
+        for student, value in self.mapping(top.get("extensions"), "extensions").items():
+            per_lab = {}
+            for lab, amount in self.mapping(value, f"extensions.{student}").items():
+                key = f"extensions.{student}.{lab}"
+                if lab not in known_labs:
+                    raise self.fail(key, "no such lab")
+                per_lab[lab] = self.extension(amount, key)
+            extensions[student] = per_lab
+        return Course(self.path, title, timezone, labs, extensions)
+
+    def lab(self, name: str, value: Any, late: LatePolicy, missing: str) -> LabPlan:
+        key = f"labs.{name}"
+        data = self.mapping(value, key, ("release", "due", "points", "late_policy", "missing"))
+        release = self.date(data.get("release"), f"{key}.release", end_of_day=False)
+        due = self.date(data.get("due"), f"{key}.due", end_of_day=True)
+        if release and due and due <= release:
+            raise self.fail(f"{key}.due", "the due date must come after the release date")
+        points = data.get("points")
+        if points is not None:
+            points = self.number(points, f"{key}.points")
+            if points <= 0:
+                raise self.fail(f"{key}.points", "must be more than 0")
+        return LabPlan(name, release, due, points,
+                       self.late(data.get("late_policy"), f"{key}.late_policy", late),
+                       self.missing(data.get("missing", missing), f"{key}.missing"))
+
+    def late(self, value: Any, key: str, base: LatePolicy) -> LatePolicy:
+        data = self.mapping(value, key, ("penalty_per_day", "max_days", "grace_minutes"))
+        policy = base
+        if "penalty_per_day" in data:
+            penalty = self.number(data["penalty_per_day"], f"{key}.penalty_per_day")
+            if not 0 <= penalty <= 100:
+                raise self.fail(f"{key}.penalty_per_day", "a percentage from 0 to 100")
+            policy = replace(policy, penalty_per_day=penalty)
+        if "max_days" in data:
+            days = data["max_days"]
+            if days is not None and (isinstance(days, bool) or not isinstance(days, int)
+                                     or days < 0):
+                raise self.fail(f"{key}.max_days", "a whole number of days (0 or more)")
+            policy = replace(policy, max_days=days)
+        if "grace_minutes" in data:
+            grace = self.number(data["grace_minutes"], f"{key}.grace_minutes")
+            if grace < 0:
+                raise self.fail(f"{key}.grace_minutes", "must be 0 or more")
+            policy = replace(policy, grace_minutes=grace)
+        return policy
+
+    def missing(self, value: Any, key: str) -> str:
+        if value not in MISSING_CHOICES:
+            raise self.fail(key, f"{value!r}: choose {' or '.join(MISSING_CHOICES)}")
+        return str(value)
+
+    def text(self, value: Any, key: str) -> str:
+        if not isinstance(value, str):
+            raise self.fail(key, f"expected text, found {value!r}")
+        return value
+
+    def number(self, value: Any, key: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            raise self.fail(key, f"expected a number, found {value!r}")
+        return float(value)
+
+    def date(self, value: Any, key: str, end_of_day: bool) -> dt.datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, dt.datetime):
+            moment = value
+        elif isinstance(value, dt.date):
+            moment = dt.datetime.combine(value, dt.time(23, 59) if end_of_day else dt.time())
+        elif isinstance(value, str):
+            parsed = parse_moment(value, end_of_day)
+            if parsed is None:
+                raise self.fail(key, f"not a date and time: {value!r} "
+                                     "(write it as 2026-09-21 23:59, or with an offset)")
+            moment = parsed
+        else:
+            raise self.fail(key, f"not a date and time: {value!r}")
+        return moment.replace(tzinfo=self.tz) if moment.tzinfo is None else moment
+
+    def extension(self, value: Any, key: str) -> dt.timedelta | dt.datetime:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            return dt.timedelta(days=value)
+        if isinstance(value, str):
+            match = _DURATION.match(value)
+            if match:
+                amount = float(match.group(1))
+                if amount > 0:
+                    return (dt.timedelta(days=amount) if match.group(2).startswith("d")
+                            else dt.timedelta(hours=amount))
+        if isinstance(value, (str, dt.date)):
+            try:
+                moment = self.date(value, key, end_of_day=True)
+            except CourseError:
+                moment = None
+            if moment is not None:
+                return moment
+        raise self.fail(key, f"{value!r}: give days (3 or '3d'), hours ('36h') or a new due "
+                             "date ('2026-09-25 23:59')")
+
+
+def parse_moment(text: str, end_of_day: bool = False) -> dt.datetime | None:
+    """An ISO date or date and time (``Z`` for UTC allowed); None when it is neither."""
+    text = text.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        if len(text) == 10:
+            day = dt.date.fromisoformat(text)
+            return dt.datetime.combine(day, dt.time(23, 59) if end_of_day else dt.time())
+        return dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None

@@ -1,0 +1,5 @@
+"""Similarity between submissions (``rnngrade similarity``): copydetect's fingerprints, and an
+HTML report of the most similar pairs side by side."""
+
+DEFAULT_THRESHOLD = 0.5  # pairs listed: one of the two shares at least this much of its code
+DEFAULT_TOP = 50  # pairs shown side by side

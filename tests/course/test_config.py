@@ -1,0 +1,84 @@
+"""The course file: what it means, and a clear error (file and key named) for every mistake."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from rnngrade.cli import main
+from rnngrade.course.config import CourseError, find_course, load_course
+from rnngrade.paths import course_root
+
+UTC = dt.timezone.utc
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "course.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_shipped_example_loads_with_its_schedule_policy_and_extensions():
+    course = load_course(course_root() / "docs" / "course.example.yaml")
+    lab2 = course.plan("lab2")
+    assert lab2.due == dt.datetime(2026, 10, 5, 21, 59, tzinfo=UTC)  # 23:59 in Berlin (CEST)
+    assert lab2.late.penalty_per_day == 20 and lab2.late.max_days == 3  # per lab over the default
+    assert lab2.late.grace_minutes == 15 and lab2.points == 10
+    assert course.plan("lab3").missing == "excused" and course.plan("lab1").missing == "zero"
+    assert course.due_for("alice", "lab1") == (dt.datetime(2026, 9, 23, 21, 59, tzinfo=UTC),
+                                               "extended by 2 days")
+    assert course.due_for("bob", "lab2")[0] == dt.datetime(2026, 10, 7, 9, 59, tzinfo=UTC)
+    assert course.due_for("carol", "lab3")[0] == dt.datetime(2026, 10, 30, 11, 0, tzinfo=UTC)
+    assert course.due_for("dave", "lab1") == (lab1_due := course.plan("lab1").due, "")
+    assert lab1_due is not None and course.plan("lab7").due is None
+
+
+def test_bare_dates_open_at_midnight_and_close_at_23_59(tmp_path):
+    course = load_course(write(tmp_path, "labs:\n  lab1: {release: 2026-09-07, due: "
+                                         "2026-09-21}\n"))
+    assert course.plan("lab1").release == dt.datetime(2026, 9, 7, tzinfo=UTC)
+    assert course.plan("lab1").due == dt.datetime(2026, 9, 21, 23, 59, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("text, key", [
+    ("labs:\n  lab1: {due: tomorrow}\n", "labs.lab1.due"),
+    ("labs:\n  lab1: {deu: 2026-09-21}\n", "labs.lab1.deu"),
+    ("labs:\n  lab99: {due: 2026-09-21}\n", "labs.lab99"),
+    ("labs:\n  lab1: {release: 2026-09-22, due: 2026-09-21}\n", "labs.lab1.due"),
+    ("late_policy: {penalty_per_day: 150}\n", "late_policy.penalty_per_day"),
+    ("late_policy: {max_days: -1}\n", "late_policy.max_days"),
+    ("labs:\n  lab1: {late_policy: {grace_minutes: many}}\n",
+     "labs.lab1.late_policy.grace_minutes"),
+    ("labs:\n  lab1: {points: 0}\n", "labs.lab1.points"),
+    ("missing: forgiven\n", "missing"),
+    ("timezone: Mars/Olympus\n", "timezone"),
+    ("extensions:\n  alice: {lab1: forever}\n", "extensions.alice.lab1"),
+    ("extensions:\n  alice: {lab42: 2}\n", "extensions.alice.lab42"),
+    ("labs: [lab1]\n", "labs"),
+    ("grading: strict\n", "grading"),
+])
+def test_every_mistake_names_the_file_and_the_key(tmp_path, text, key):
+    path = write(tmp_path, text)
+    with pytest.raises(CourseError) as caught:
+        load_course(path)
+    assert str(caught.value).startswith(f"{path}: {key}: ")
+
+
+def test_a_bad_course_file_is_exit_2_with_one_line(tmp_path, capsys):
+    path = write(tmp_path, "labs:\n  lab1: {due: tomorrow}\n")
+    assert main(["release", "--out", str(tmp_path / "rel"), "--course", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "labs.lab1.due" in err and str(path) in err and "Traceback" not in err
+    assert main(["release", "--out", str(tmp_path / "rel"), "--course",
+                 str(tmp_path / "nope.yaml")]) == 2
+    assert "no such course file" in capsys.readouterr().err
+    assert main(["release", "--out", str(tmp_path / "rel"), "--course",
+                 str(write(tmp_path, "labs: {lab1: [\n"))]) == 2
+    assert "not valid YAML" in capsys.readouterr().err
+
+
+def test_without_a_course_file_there_is_none(tmp_path, monkeypatch):
+    assert not (course_root() / "course.yaml").exists()  # the checkout ships only the example
+    assert find_course(None) is None

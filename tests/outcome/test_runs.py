@@ -1,0 +1,92 @@
+"""Outcome tests run the same everywhere: a fresh worker with one thread and seeded generators,
+the same figures on every run and at any parallelism, and the student's training run with a
+progress line per 100 updates when asked for."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from rnngrade.diagnosis.mutants import load_mutant_table
+from rnngrade.gradebook.batch import BatchOptions, run_batch
+from rnngrade.labs import get_lab
+from rnngrade.paths import course_root
+
+from ..conftest import _forget_modules_under
+
+LAB = get_lab("lab9")
+SUBMISSIONS = course_root() / "fixtures" / "submissions" / "lab9"
+
+
+def test_a_prepared_worker_has_one_thread_and_seeded_generators(sandbox):
+    source = ("import numpy as np\n\ndef draw():\n    return float(np.random.random())\n")
+    runner = sandbox(source, "charlm.py")
+    pinned = runner.call_helper("prepare_outcome", (1234,)).value
+    first = runner.call("draw").value
+    runner.restart()
+    assert runner.call_helper("prepare_outcome", (1234,)).value == pinned
+    assert runner.call("draw").value == first  # a fresh worker, seeded alike
+    assert pinned["blas"]
+
+
+@pytest.mark.slow
+def test_same_figures_at_j1_and_j2_and_on_every_run(tmp_path):
+    reference = (SUBMISSIONS / "reference" / "charlm.py").read_text(encoding="utf-8")
+    mutants = {m.name: m for m in load_mutant_table(LAB.suite_dir() / "mutants.py")}
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "ref.py").write_text(reference, encoding="utf-8")
+    (folder / "ascent.py").write_text(mutants["gradient_ascent"].apply(reference),
+                                      encoding="utf-8")
+    figures = []
+    for jobs in (1, 2, 2):
+        out = tmp_path / f"out{len(figures)}"
+        run_batch([folder], BatchOptions(lab="lab9", out=out, jobs=jobs, device="cpu"))
+        got = {}
+        for student in ("ref", "ascent"):
+            data = json.loads((out / "students" / student / "results.json").read_text())
+            test = next(t for t in data["tests"] if t["test_id"] == "test_training_reaches_band")
+            got[student] = (data["score"], [(m["name"], m["value"]) for m in
+                                            test["measurements"]])
+        figures.append(got)
+        shutil.rmtree(out)
+    assert figures[0] == figures[1] == figures[2]
+    assert figures[0]["ref"][1][0][1] < 0.42 < figures[0]["ascent"][1][0][1]
+
+
+def run_public(repo: Path, *args: str) -> tuple[int, str]:
+    """``pytest assignments/lab9 ARGS`` in ``repo``, in this process, its output captured."""
+    log = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(log):
+            code = pytest.main(["assignments/lab9", "-p", "no:randomly", "-p", "no:cacheprovider",
+                                f"--rootdir={repo}", *args])
+    finally:
+        _forget_modules_under(repo)
+    return int(code), log.getvalue()
+
+
+@pytest.mark.slow
+def test_public_training_run_prints_progress_with_outcome_only(tmp_path, monkeypatch):
+    repo = tmp_path / "course"
+    (repo / "assignments" / "lab9").mkdir(parents=True)
+    (repo / "fixtures" / "public").mkdir(parents=True)
+    shutil.copy(course_root() / "conftest.py", repo / "conftest.py")
+    shutil.copy(course_root() / "assignments" / "lab9" / "test_charlm_public.py",
+                repo / "assignments" / "lab9")
+    shutil.copy(SUBMISSIONS / "reference" / "charlm.py", repo / "assignments" / "lab9")
+    shutil.copy(course_root() / "fixtures" / "public" / "lab9.npz", repo / "fixtures" / "public")
+    monkeypatch.delenv("RNNGRADE_ROOT", raising=False)
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    code, out = run_public(repo)
+    assert code == 0 and "1 skipped" in out and "update 100/500" not in out, out
+    code, out = run_public(repo, "--outcome", "-k", "training")
+    assert code == 0, out
+    assert [f"update {k}/500" in out for k in (100, 200, 300, 400, 500)] == [True] * 5
