@@ -12,6 +12,7 @@ from rnngrade.errors import MutantError, SuiteError
 from rnngrade.grading.engine import grade, grade_isolated
 from rnngrade.grading.lab_assets import lab_digest, load_lab_assets
 from rnngrade.paths import course_root
+from rnngrade.results.model import Status
 
 from .course_env import course_at, edit
 
@@ -85,3 +86,34 @@ def test_the_lab_s_helpers_are_part_of_its_assets_and_of_its_digest(course_copy)
     assert second.digest != first.digest
     assert second.helpers.registry.functions["toy_constant"](3)() == 3
     assert "toy_constant" in second.helpers.source
+
+
+def test_the_reference_facts_are_read_from_the_snapshot(course_copy):
+    """What the source notes compare with is rebuilt with the digest."""
+    with course_at(course_copy):
+        lab1 = load_lab_assets("lab1")
+        assert lab1.facts.signatures["rnn_cell_forward"] == (("xt", "a_prev", "parameters"), 3)
+        assert {"Waa", "Wax", "Wya"} <= lab1.facts.parameter_keys
+        edit(course_copy / "solutions/lab1/rnn.py", "def rnn_cell_forward(xt, a_prev, parameters):",
+             "def rnn_cell_forward(xt, a_prev, parameters, scale=1.0):")
+        edited = load_lab_assets("lab1")
+    assert edited.digest != lab1.digest
+    assert edited.facts.signatures["rnn_cell_forward"] == (
+        ("xt", "a_prev", "parameters", "scale"), 3)
+
+
+def test_an_edited_reference_signature_changes_the_next_grades_notes(course_copy, tmp_path):
+    """Source notes compare with the reference as it is now, not as first read."""
+    signature = "def rnn_cell_forward(xt, a_prev, parameters):"
+    student = tmp_path / "rnn.py"
+    student.write_text((course_copy / REFERENCE / "rnn.py").read_text().replace(
+        signature, "def rnn_cell_forward(xt, a_prev):"))
+    note = "`rnn_cell_forward` takes (xt, a_prev); the lab calls it as"
+    with course_at(course_copy):
+        before = grade(student, "lab1", device="cpu", inprocess=True)
+        edit(course_copy / "solutions/lab1/rnn.py", signature,
+             "def rnn_cell_forward(xt, a_prev, parameters=None):")
+        after = grade(student, "lab1", device="cpu", inprocess=True)
+    assert before.status == after.status == Status.GRADED
+    assert any(note in n for n in before.notes)
+    assert not any(note in n for n in after.notes)

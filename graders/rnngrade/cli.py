@@ -260,6 +260,12 @@ def main(argv: list[str] | None = None) -> int:
 
 @command("grade")
 def cmd_grade(args: argparse.Namespace) -> int:
+    if not args.inprocess and args.submission.exists():
+        # the sandbox's fork server imports what workers need while this process imports the
+        # grader (it would otherwise start only when the first test runs)
+        from rnngrade.sandbox.zygote import start_soon
+
+        start_soon()
     from rnngrade.grading.engine import grade
     from rnngrade.results.model import Status
     from rnngrade.results.sanitize import clean_result

@@ -105,13 +105,14 @@ class _Run:
 def _run_submission(loaded: LoadedSubmission, assets: LabAssets, device: str, inprocess: bool,
                     budget: Budget, collect: Callable[[ModuleProxy], OutcomeCollector]) -> _Run:
     lab = assets.lab
-    parse_notes = _parse_notes(loaded.source)
+    salvaged, parse_notes = _salvaged(loaded.source)
     runner = make_runner(loaded, device, inprocess, lab, assets.helpers)
     limits = getattr(runner, "limits", None) or lab.limits
     try:
         collector = collect(ModuleProxy(BudgetedRunner(runner, budget, limits.call_seconds)))
-        notes = (list(loaded.notes) + parse_notes + source_notes(loaded.source, lab)
-                 + list(collector.notes))
+        own_notes = [] if salvaged is None else source_notes(loaded.source, lab, assets.facts,
+                                                             salvaged=salvaged)
+        notes = list(loaded.notes) + parse_notes + own_notes + list(collector.notes)
         # the worker's notes were written after student code ran: quoted as its own output
         student_notes = [n for n in runner.load_notes() if n not in parse_notes]
         protections = runner.protections()
@@ -121,12 +122,13 @@ def _run_submission(loaded: LoadedSubmission, assets: LabAssets, device: str, in
     return _Run(collector, notes, student_notes, protections, missing)
 
 
-def _parse_notes(source: str) -> list[str]:
-    """The grader's own notes on lines that do not parse (parsing runs no student code)."""
+def _salvaged(source: str) -> tuple[str | None, list[str]]:
+    """The part of ``source`` that parses (None: the parser gave up) and the grader's own notes
+    on the lines that do not (parsing runs no student code)."""
     try:
-        return salvage_source(source)[1]
+        return salvage_source(source)
     except Exception:  # noqa: BLE001 - a parser limit: the worker reports the failure itself
-        return []
+        return None, []
 
 
 def _grade_one(submission: Path, assets: LabAssets, device: str, inprocess: bool,
@@ -311,6 +313,8 @@ def shared_grader(lab_name: str, *, device: str = "auto", inprocess: bool = Fals
             del _SHARED[key]
             grader = None
         if grader is None:
+            if not inprocess:  # the sandbox's zygote starts while the suite is collected
+                start_sandbox_soon()
             grader = Grader(lab.name, device=resolved, inprocess=inprocess, outcome=outcome)
             _SHARED[key] = grader
         return grader
@@ -322,6 +326,16 @@ def close_shared_graders() -> None:
         for grader in _SHARED.values():
             grader.close()
         _SHARED.clear()
+
+
+def start_sandbox_soon() -> None:
+    """Start the sandbox's fork server in the background (nothing where there is no sandbox:
+    the first runner then says why)."""
+    try:
+        from rnngrade.sandbox.zygote import start_soon
+    except ImportError:  # pragma: no cover - a platform without the sandbox's modules
+        return
+    start_soon()
 
 
 def _has(runner: StudentRunner, function: str) -> bool:

@@ -1,8 +1,9 @@
 """Everything the grader derives from one lab's course files, owned by one object.
 
 ``LabAssets`` holds the lab's rubric, its reference solution loaded as a module, every mutant
-applied and loaded, the ``INDISTINGUISHABLE`` table of its mutants and the lab's worker helpers
-(``helpers.py``, built and checked), all read from one snapshot of the files and keyed by one
+applied and loaded, the ``INDISTINGUISHABLE`` table of its mutants, the lab's worker helpers
+(``helpers.py``, built and checked) and what the source notes compare a submission with (the
+reference's signatures and parameter keys), all read from one snapshot of the files and keyed by one
 content digest: SHA-256 over the lab's metadata, every file of its hidden suite and its
 reference solution. The same digest decides when a long-lived grader is
 rebuilt and is recorded as the results' ``grader_version``; nothing here is cached at module
@@ -30,6 +31,7 @@ from rnngrade.grading.rubric import Rubric, parse_rubric
 from rnngrade.lab_helpers import HELPERS_FILE, LabHelpers, build_lab_helpers
 from rnngrade.labs import Lab, get_lab
 from rnngrade.paths import course_root
+from rnngrade.submission.source_notes import ReferenceFacts, reference_facts
 
 RUBRIC, MUTANTS = "rubric.yaml", "mutants.py"
 
@@ -80,6 +82,7 @@ class LabAssets:
     mutants: tuple[tuple[Mutant, types.ModuleType], ...] = ()
     indistinguishable: dict[frozenset[str], str] = field(default_factory=dict)
     helpers: LabHelpers = field(default_factory=lambda: LabHelpers("", ""))
+    facts: ReferenceFacts = field(default_factory=lambda: ReferenceFacts({}, frozenset()))
 
     @property
     def version(self) -> str:
@@ -125,7 +128,7 @@ def load_lab_assets(lab_name: str, root: Path | None = None) -> LabAssets:
     helpers = build_lab_helpers(lab.name, _text(files, suite / HELPERS_FILE, root),
                                 suite / HELPERS_FILE)
     return LabAssets(lab, root, digest, rubric, source, reference, tuple(mutants), allowed,
-                     helpers)
+                     helpers, reference_facts(source))
 
 
 def _text(files: dict[str, bytes], path: Path, root: Path) -> str | None:

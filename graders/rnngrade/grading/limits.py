@@ -21,6 +21,8 @@ from rnngrade.labs import Lab, UnknownLabError, get_lab
 from rnngrade.sandbox.limits import Limits
 
 MARKER = "limits"
+# An item's limits, worked out when it is collected (its markers and lab do not change after).
+_ITEM_LIMITS = pytest.StashKey[Limits]()
 
 
 def limits_for(lab: Lab, item: pytest.Item) -> Limits:
@@ -68,17 +70,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         lab = _hidden_lab(item)
         if lab is not None:
-            limits_for(lab, item)
+            item.stash[_ITEM_LIMITS] = limits_for(lab, item)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_setup(item: pytest.Item):
     yield
-    lab = _hidden_lab(item)
     student = getattr(item, "funcargs", {}).get("student")
-    if lab is not None and isinstance(student, ModuleProxy):
-        student.use_limits(limits_for(lab, item))
-        from rnngrade.grading.outcome import is_outcome, prepare_worker
+    if not isinstance(student, ModuleProxy):
+        return
+    limits = item.stash.get(_ITEM_LIMITS, None)
+    if limits is None:  # not collected through this plugin's hook
+        lab = _hidden_lab(item)
+        if lab is None:
+            return
+        limits = item.stash[_ITEM_LIMITS] = limits_for(lab, item)
+    student.use_limits(limits)
+    from rnngrade.grading.outcome import is_outcome, prepare_worker
 
-        if is_outcome(item):
-            prepare_worker(item, student)
+    if is_outcome(item):
+        prepare_worker(item, student)

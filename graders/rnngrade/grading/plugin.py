@@ -66,19 +66,25 @@ def pytest_configure(config: pytest.Config) -> None:
 
                 loaded = load_submission(Path(path), lab)
                 runner = InProcessRunner.from_source(
-                    loaded.source, loaded.filename,
-                    helpers=lab_assets(lab.name).helpers.registry)
+                    loaded.source, loaded.filename, helpers=lab_assets(lab.name).helpers.registry)
             else:
-                runner = InProcessRunner(lab_assets(lab.name).reference,
-                                         helpers=lab_assets(lab.name).helpers.registry)
+                assets = lab_assets(lab.name)
+                runner = InProcessRunner(assets.reference, helpers=assets.helpers.registry)
             proxies[lab.name] = ModuleProxy(runner)
         return proxies[lab.name]
 
     config.stash[STUDENT_PROVIDER] = provider
 
 
+_LAB_NAME = pytest.StashKey[str]()
+
+
 def _assets(item: pytest.Item) -> LabAssets:
-    return item.config.stash[LAB_ASSETS](lab_of(Path(item.path)))
+    """The assets of the item's lab, from its session (the lab of a test file never changes)."""
+    name = item.stash.get(_LAB_NAME, None)
+    if name is None:
+        name = item.stash[_LAB_NAME] = lab_of(Path(item.path))
+    return item.config.stash[LAB_ASSETS](name)
 
 
 def _helpers(item: pytest.Item) -> Registry:

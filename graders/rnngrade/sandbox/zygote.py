@@ -438,6 +438,9 @@ def main(control_fd: int, hidden: list[str]) -> None:
         zygote.run()
     finally:
         zygote.shutdown()
+    # Everything is cleaned up: skip the interpreter's own teardown (torch's takes a while), which
+    # the grader would wait for on its way out.
+    os._exit(0)
 
 
 # ================================================================ the grader's side
@@ -675,11 +678,54 @@ class ZygoteClient:
 
 _CLIENT: ZygoteClient | None = None
 _CLIENT_LOCK = threading.Lock()
+_STARTING: threading.Thread | None = None  # start_soon's, until shared_client has waited for it
+
+
+def start_soon() -> None:
+    """Start this process's zygote in the background, so that it imports what the workers need
+    while the grader loads its own modules, lab and suite; ``shared_client`` waits for it. The
+    zygote is the same fresh interpreter as when started on first use. A failed start is left to
+    ``shared_client``, which tries again and says why."""
+    global _STARTING
+    with _CLIENT_LOCK:
+        client = _CLIENT
+        if _STARTING is not None or (client is not None and client.owner == os.getpid()
+                                     and client.alive):
+            return
+        _STARTING = threading.Thread(target=_start_in_background, name="rnngrade-zygote",
+                                     daemon=True)
+        _STARTING.start()
+
+
+def _start_in_background() -> None:
+    global _CLIENT
+    try:
+        client = ZygoteClient()
+    except Exception:  # noqa: BLE001 - shared_client starts one again and reports the failure
+        return
+    with _CLIENT_LOCK:
+        kept = _CLIENT is None or _CLIENT.owner != os.getpid() or not _CLIENT.alive
+        if kept:
+            _CLIENT = client
+    if not kept:  # one was started meanwhile
+        client.close()
+
+
+def _await_start() -> None:
+    """Wait for the zygote that ``start_soon`` is starting, if it is."""
+    global _STARTING
+    starting = _STARTING
+    if starting is not None:
+        starting.join()
+        with _CLIENT_LOCK:
+            if _STARTING is starting:
+                _STARTING = None
 
 
 def shared_client() -> ZygoteClient:
     """This process's zygote, started on first use and again if it died."""
     global _CLIENT
+    _await_start()
     with _CLIENT_LOCK:
         client = _CLIENT
         if client is None or client.owner != os.getpid() or not client.alive:
@@ -692,6 +738,7 @@ def shared_client() -> ZygoteClient:
 def close_shared_client() -> None:
     """Stop this process's zygote (and with it every worker it started)."""
     global _CLIENT
+    _await_start()
     with _CLIENT_LOCK:
         client, _CLIENT = _CLIENT, None
     if client is not None and client.owner == os.getpid():
@@ -701,9 +748,10 @@ def close_shared_client() -> None:
 def _forget_after_fork() -> None:
     """A forked copy of the grader starts a zygote of its own when it needs one: it must neither
     talk to this process's zygote nor hold its channel open."""
-    global _CLIENT, _CLIENT_LOCK
+    global _CLIENT, _CLIENT_LOCK, _STARTING
     client, _CLIENT = _CLIENT, None
     _CLIENT_LOCK = threading.Lock()
+    _STARTING = None  # the parent's starting thread does not exist here
     if client is not None:
         try:
             os.close(client.sock.detach())

@@ -13,21 +13,45 @@ from __future__ import annotations
 
 import ast
 import builtins
-from functools import cache
+from dataclasses import dataclass
 
 from rnngrade.harness.source.module_builder import salvage
 from rnngrade.labs import Lab
 
+_BUILTINS = frozenset(dir(builtins))
 
-def source_notes(source: str, lab: Lab) -> list[str]:
-    """Notes about the lab's functions in ``source`` (never raises on student input)."""
+
+@dataclass(frozen=True)
+class ReferenceFacts:
+    """What the notes compare a submission with, read once from the reference's source:
+    each function's positional argument names and how many a call passes (its required ones),
+    and the identifier keys its parameter dicts hold."""
+
+    signatures: dict[str, tuple[tuple[str, ...], int]]
+    parameter_keys: frozenset[str]
+
+
+def reference_facts(reference_source: str) -> ReferenceFacts:
+    """The facts of a reference solution's source (SyntaxError when it does not parse)."""
+    tree = ast.parse(reference_source)
+    return ReferenceFacts(_reference_signatures(tree), _parameter_keys(tree))
+
+
+def source_notes(source: str, lab: Lab, facts: ReferenceFacts | None = None, *,
+                 salvaged: str | None = None) -> list[str]:
+    """Notes about the lab's functions in ``source`` (never raises on student input).
+
+    facts: the reference's (default: read from the lab's solution file now); salvaged: the part
+    of ``source`` that parses, when the caller has it already."""
     try:
-        tree = ast.parse(salvage(source)[0])
+        tree = ast.parse(salvage(source)[0] if salvaged is None else salvaged)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    reference = _reference_signatures(str(lab.solution_path()))
-    keys = _parameter_keys(str(lab.solution_path()))
+    if facts is None:
+        facts = reference_facts(lab.solution_path().read_text(encoding="utf-8"))
+    reference, keys = facts.signatures, facts.parameter_keys
     top_level = _top_level_bindings(tree)
+    suspects = keys & set(top_level)  # only these names can be read by mistake
     notes = []
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) \
@@ -38,7 +62,9 @@ def source_notes(source: str, lab: Lab) -> list[str]:
             note = _signature_note(node, *expected)
             if note:
                 notes.append(note)
-        for name in sorted(_free_names(node) & keys & set(top_level)):
+        if not suspects:
+            continue
+        for name in sorted(_free_names(node) & suspects):
             notes.append(f"`{node.name}` reads the global `{name}` defined at line "
                          f"{top_level[name]}, not `parameters['{name}']`: a module-level name "
                          "keeps whatever value your demo code gave it, so the function ignores "
@@ -62,12 +88,9 @@ def _signature_note(node: ast.FunctionDef | ast.AsyncFunctionDef, names: tuple[s
             f"{node.name}({', '.join(names[:required])}), as the lab README and the stub define it")
 
 
-@cache
-def _reference_signatures(path: str) -> dict[str, tuple[tuple[str, ...], int]]:
+def _reference_signatures(tree: ast.Module) -> dict[str, tuple[tuple[str, ...], int]]:
     """Each reference function's positional argument names and how many a call passes (its
     required ones)."""
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read())
     found = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
@@ -76,12 +99,9 @@ def _reference_signatures(path: str) -> dict[str, tuple[tuple[str, ...], int]]:
     return found
 
 
-@cache
-def _parameter_keys(path: str) -> frozenset[str]:
+def _parameter_keys(tree: ast.Module) -> frozenset[str]:
     """The string keys the reference reads by subscript (``parameters["Wf"]``) that are
     identifiers: the names a parameter dict of the lab holds."""
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read())
     return frozenset(node.slice.value for node in ast.walk(tree)
                      if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
                      and isinstance(node.slice.value, str) and node.slice.value.isidentifier())
@@ -118,4 +138,4 @@ def _free_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
             local.add(node.name)
         elif isinstance(node, ast.Global | ast.Nonlocal):
             read.update(node.names)
-    return read - local - set(dir(builtins))
+    return read - local - _BUILTINS
