@@ -30,8 +30,10 @@ setup: $(STAMP)
 demo: setup
 	$(BIN)/rnngrade batch fixtures/submissions/lab1 fixtures/submissions/hostile --lab lab1 --out $(OUT)
 
+# One pytest worker per core (`make test WORKERS=1` runs them one after another).
+WORKERS ?= auto
 test: setup
-	$(BIN)/python -m pytest -m "not slow" -q
+	$(BIN)/python -m pytest -m "not slow" -q -n $(WORKERS) --dist worksteal
 
 test-slow: setup
 	$(BIN)/python -m pytest -m slow -q

@@ -117,7 +117,7 @@ def uninterrupted(samples: list) -> dict:
 
 
 def test_sigkill_halfway_then_resume_small_class(tmp_path):
-    check_killed_and_resumed(tmp_path, 20, 1, uninterrupted)
+    check_killed_and_resumed(tmp_path, 10, 1, uninterrupted)
 
 
 @pytest.mark.slow
