@@ -19,6 +19,8 @@ from rnngrade.labs import get_lab
 from rnngrade.paths import course_root
 from rnngrade.results.model import GradeResult
 
+from .grading import assert_full_marks, assert_stub_verdict, grade_lab_source
+
 LAB = get_lab("lab12")
 MUTANTS = load_mutant_table(LAB.suite_dir() / "mutants.py")
 QUICK = ("sample_x_not_updated", "optimize_update_unclipped")
@@ -41,26 +43,18 @@ CLASSIC_FILES: dict[str, tuple[str | None, frozenset[str]]] = {
 QUICK_CLASSIC = ("complete.ipynb", "complete_export.py", "sample_p_not_raveled.ipynb")
 
 
-def grade_source(tmp_path, source: str) -> GradeResult:
-    folder = tmp_path / "submission"
-    folder.mkdir()
-    (folder / LAB.filename).write_text(source, encoding="utf-8")
-    return grade(folder, LAB.name, device="cpu", inprocess=True)
+def grade_source(tmp_path, source: str):
+    return grade_lab_source(tmp_path, LAB, source)
 
 
 def test_reference_gets_full_marks(tmp_path):
     result = grade_source(tmp_path, LAB.solution_path().read_text(encoding="utf-8"))
-    assert result.max_score > 0
-    assert result.score == result.max_score, [(t.name, t.message) for t in result.tests
-                                              if t.score < t.max_score]
+    assert_full_marks(result)
 
 
 def test_stub_scores_zero_and_says_not_implemented(tmp_path):
     result = grade_source(tmp_path, LAB.stub_path().read_text(encoding="utf-8"))
-    assert result.score == 0 and result.max_score > 0
-    ran = [t for t in result.tests if t.outcome != "skipped"]
-    assert ran and all("not implemented yet" in t.message for t in ran), [
-        (t.name, t.message) for t in ran if "not implemented yet" not in t.message]
+    assert_stub_verdict(result)
 
 
 def assert_caught_and_named(result: GradeResult, mistake: str) -> None:

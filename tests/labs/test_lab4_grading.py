@@ -8,22 +8,19 @@ from rnngrade.grading.engine import grade
 from rnngrade.labs import get_lab
 from rnngrade.paths import course_root
 
+from .grading import assert_full_marks, grade_lab_source
+
 LAB = get_lab("lab4")
 SUBMISSIONS = course_root() / "fixtures" / "submissions" / LAB.name
 
 
-def grade_source(tmp_path, source):
-    folder = tmp_path / "submission"
-    folder.mkdir()
-    (folder / LAB.filename).write_text(source, encoding="utf-8")
-    return grade(folder, LAB.name, device="cpu", inprocess=True)
+def grade_source(tmp_path, source: str):
+    return grade_lab_source(tmp_path, LAB, source)
 
 
 def test_reference_gets_full_marks():
     result = grade(SUBMISSIONS / "reference", LAB.name, device="cpu", inprocess=True)
-    assert result.max_score > 0
-    assert result.score == result.max_score, [(t.name, t.message) for t in result.tests
-                                              if t.score < t.max_score]
+    assert_full_marks(result)
 
 
 def test_stub_scores_zero_and_says_not_implemented():
