@@ -83,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     ci.add_argument("--api-url", help="GitHub API URL (default: $GITHUB_API_URL or api.github.com)")
     ci.add_argument("--summary", type=Path, help="job summary file (default: $GITHUB_STEP_SUMMARY)")
     ci.add_argument("--no-comment", action="store_true", help="write the comment, do not post it")
+    _course_option(ci)
+    ci.add_argument("--student", help="whose extensions in the course file apply (default: the "
+                                      "pull request's author)")
     _budget_option(ci)
 
     batch = sub.add_parser("batch", help="grade a folder of submissions (one per student) into "

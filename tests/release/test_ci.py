@@ -224,3 +224,50 @@ def test_the_token_never_leaves_for_another_host(github):
     github.url, real = "http://127.0.0.1:1", github.url  # Link headers now name another host
     client = GitHubClient(real, github.repo, "t", retries=0)
     assert client.pull_request_files(7) == ["a", "b"]  # stopped before the foreign next page
+
+
+def _commit_at(checkout: Path, when: str) -> None:
+    """Make the checkout a git clone whose HEAD was committed at ``when`` (ISO 8601)."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(checkout), "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": "s", "GIT_AUTHOR_EMAIL": "s@x", "GIT_COMMITTER_NAME": "s",
+           "GIT_COMMITTER_EMAIL": "s@x", "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "my work"]):
+        subprocess.run(["git", *command], cwd=checkout, env=env, check=True)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.parametrize(("extension", "late_days"), [("", 2), ("extensions: {bob: {lab1: 3}}", 0)])
+def test_a_course_file_applies_its_late_policy_from_the_commit_time(tmp_path, checkout,
+                                                                    monkeypatch, extension,
+                                                                    late_days):
+    for key in ("GITHUB_TOKEN", "GITHUB_EVENT_PATH", "GITHUB_STEP_SUMMARY", "GITHUB_REPOSITORY"):
+        monkeypatch.delenv(key, raising=False)
+    _commit_at(checkout, "2026-09-23T10:00:00+00:00")  # 1 day 10 h after the due time
+    course = tmp_path / "course.yaml"
+    course.write_text("late_policy: {penalty_per_day: 10}\n"
+                      "labs:\n  lab1: {due: 2026-09-21T23:59:00+00:00}\n" + extension + "\n")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 3, "title": "lab1",
+                                                  "head": {"ref": "lab1", "sha": "ab"},
+                                                  "user": {"login": "bob"}}}))
+    out = tmp_path / "out"
+    assert main(["ci", "--submission", str(checkout), "--out", str(out), "--event", str(event),
+                 "--inprocess", "--device", "cpu", "--course", str(course)]) == ExitCode.OK
+    result = json.loads((out / "lab1" / "results.json").read_text())
+    feedback = (out / "lab1" / "feedback.md").read_text()
+    assert "from the git commit time" in feedback
+    graded = sum(t["score"] for t in result["tests"])  # the tests keep their own points
+    if late_days:
+        assert "2 days late" in feedback
+        assert result["score"] == pytest.approx(graded - 0.2 * 24)
+    else:
+        assert "on time" in feedback and result["score"] == pytest.approx(graded)
+
+
+def test_a_broken_course_file_is_a_usage_error(tmp_path, checkout, capsys):
+    course = tmp_path / "course.yaml"
+    course.write_text("labs: [1, 2]\n")
+    code = main(["ci", "--submission", str(checkout), "--out", str(tmp_path / "out"),
+                 "--lab", "lab1", "--no-comment", "--inprocess", "--course", str(course)])
+    assert code == ExitCode.USAGE
+    assert "course.yaml" in capsys.readouterr().err

@@ -23,7 +23,8 @@ from typing import Any
 
 from rnngrade.ci.comment import render_pr_comment
 from rnngrade.ci.github import MARKER, GitHubClient, GitHubError, commands_stopped
-from rnngrade.errors import ExitCode, GraderError, error_line
+from rnngrade.course.config import Course, find_course
+from rnngrade.errors import ExitCode, GraderError, RnngradeError, error_line, exit_code_for
 from rnngrade.labs import LABS, Lab, get_lab
 from rnngrade.results.escape import log_line
 from rnngrade.results.model import GradeResult, Status
@@ -49,6 +50,8 @@ class CiOptions:
     summary_path: Path | None = None
     comment: bool = True
     budget: float | None = None  # seconds for one lab's submission (None: the lab's)
+    course: Path | None = None  # the course file (None: course.yaml at the course root, if any)
+    student: str = ""  # whose extensions apply (default: the pull request's author)
     retries: int = 4
     backoff: float = 1.0
 
@@ -174,7 +177,10 @@ def collect_lab(lab: Lab, checkout: Path, into: Path) -> list[str]:
     return tree.notes
 
 
-def grade_lab(lab: Lab, options: CiOptions) -> GradeResult:
+def grade_lab(lab: Lab, options: CiOptions, course: Course | None = None,
+              student: str = "") -> GradeResult:
+    """Grade one lab of the checkout and write its reports; with a course file the late policy
+    applies, the submission time being the checkout's commit time (else its files' time)."""
     import tempfile
 
     from rnngrade.grading.devices import resolve_device
@@ -196,8 +202,21 @@ def grade_lab(lab: Lab, options: CiOptions) -> GradeResult:
             result = grade(path, lab.name, device=options.device, inprocess=options.inprocess,
                            budget=options.budget)
             result.notes = collected + notes + result.notes
+    if course is not None and result.status != Status.GRADER_ERROR:
+        result = _with_deadline(result, lab, course, student, options.submission)
     write_reports(result, options.out / lab.name)
     return result
+
+
+def _with_deadline(result: GradeResult, lab: Lab, course: Course, student: str,
+                   checkout: Path) -> GradeResult:
+    """The result with the course's late policy applied and explained (see course.adjust)."""
+    from rnngrade.course.adjust import adjust, lateness
+    from rnngrade.course.times import submission_time
+
+    when = submission_time(checkout, student, {})
+    shown, _ = adjust(result, [], lateness(course, student, lab.name, when), course.plan(lab.name))
+    return shown
 
 
 def _stderr(text: str) -> None:
@@ -211,6 +230,12 @@ def run_ci(options: CiOptions, say: Callable[[str], None] = print,
     number = options.pr if options.pr is not None else pr_number(event)
     sha = ((event.get("pull_request") or {}).get("head") or {}).get("sha", "")
     author = ((event.get("pull_request") or {}).get("user") or {}).get("login")
+    try:
+        course = find_course(options.course)
+    except RnngradeError as exc:
+        warn(f"rnngrade ci: {error_line(exc)}")
+        return exit_code_for(exc)
+    student = options.student or str(author or "")
     client = None
     if options.token and options.repo:
         client = GitHubClient(options.api_url, options.repo, options.token,
@@ -229,7 +254,7 @@ def run_ci(options: CiOptions, say: Callable[[str], None] = print,
             problems.append((name, "no hidden tests for this lab yet: run its public tests"))
             continue
         try:
-            result = grade_lab(lab, options)
+            result = grade_lab(lab, options, course, student)
         except Exception as exc:  # noqa: BLE001 - the grader or a renderer failed: never exit 1
             problems.append((name, GraderError.STUDENT_MESSAGE))
             if not isinstance(exc, GraderError):
@@ -284,7 +309,8 @@ def main_from_args(args: Any, environ: Mapping[str, str] | None = None) -> int:
         labs=args.lab, out=args.out, device=args.device, inprocess=args.inprocess,
         token=args.token, event_path=args.event, repo=args.repo, pr=args.pr,
         api_url=args.api_url, summary_path=args.summary, comment=not args.no_comment,
-        budget=getattr(args, "budget", None))
+        budget=getattr(args, "budget", None), course=getattr(args, "course", None),
+        student=getattr(args, "student", None))
     try:
         for name in options.labs:
             get_lab(name)
