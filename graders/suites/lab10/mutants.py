@@ -7,7 +7,7 @@ _FORGET_SLICE = ("core.bias_ih_l0[64:128].fill_(forget_bias)\n"
                  "                core.bias_hh_l0[64:128].zero_()")
 
 MUTANTS = [
-    # --- gradient_ratio ----------------------------------------------------------------------------
+    # --- gradient_ratio ----------
     Mutant(
         name="ratio_indexed_by_time",
         function="gradient_ratio",
@@ -43,7 +43,7 @@ MUTANTS = [
         "read?",
         edits=(("loss = (out[:, -1, :] @ readout", "loss = (out @ readout"),),
     ),
-    # --- closed forms -----------------------------------------------------------------------------
+    # --- closed forms ----------
     Mutant(
         name="half_life_is_time_constant",
         function="half_life",
@@ -68,7 +68,7 @@ MUTANTS = [
         "retention did you pass on?",
         edits=(("    return half_life(1.0 - u)", "    return half_life(u)"),),
     ),
-    # --- recall_batch -------------------------------------------------------------------------------
+    # --- recall_batch ----------
     Mutant(
         name="label_from_last_token",
         function="recall_batch",
@@ -85,7 +85,7 @@ MUTANTS = [
         hint="Symbols are 0..7. Which token stands for 'nothing here'?",
         edits=(("x = torch.full((batch, lag + 1), BLANK,", "x = torch.full((batch, lag + 1), 0,"),),
     ),
-    # --- train_recall -------------------------------------------------------------------------------
+    # --- train_recall ----------
     Mutant(
         name="forget_bias_in_both_vectors",
         function="train_recall",
