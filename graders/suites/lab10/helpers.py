@@ -31,3 +31,25 @@ def recall_draws_next(module: Any, batch: int, lag: int, seed: int) -> int:
     generator = torch.Generator().manual_seed(seed)
     module.recall_batch(batch, lag, generator)
     return int(torch.randint(0, 2 ** 30, (1,), generator=generator).item())
+
+
+def _recall_batch(batch: int, lag: int, generator: torch.Generator) -> tuple:
+    """The README's recall batch (symbols 0..7 from one randint, the blank 8)."""
+    first = torch.randint(0, 8, (batch,), generator=generator)
+    x = torch.full((batch, lag + 1), 8, dtype=torch.int64)
+    x[:, 0] = first
+    return x, first.clone()
+
+
+@helper
+def train_recall_alone(module: Any, kind: str, lag: int, forget_bias: float, updates: int,
+                       seed: int) -> Any:
+    """``train_recall(...)`` with the README's ``recall_batch`` in the module while it runs
+    (restored afterwards), so a test of the training loop never pays for a mistake in
+    ``recall_batch``."""
+    saved = getattr(module, "recall_batch", None)
+    module.recall_batch = _recall_batch
+    try:
+        return module.train_recall(kind, lag, forget_bias, updates, seed)
+    finally:
+        module.recall_batch = saved
