@@ -10,7 +10,7 @@ from rnngrade.grading.engine import grade
 from rnngrade.labs import get_lab
 from rnngrade.paths import course_root
 
-from .grading import assert_full_marks, assert_stub_verdict, grade_lab_source
+from .grading import assert_full_marks, assert_stub_verdict
 
 LAB = get_lab("lab10")
 SUBMISSIONS = course_root() / "fixtures" / "submissions" / LAB.name
@@ -41,13 +41,17 @@ def test_reference_full_marks_and_stub_zero_without_the_training_runs():
     assert stub.max_score == result.max_score
 
 
+@pytest.mark.slow
 def test_a_wrong_half_life_costs_only_the_closed_forms(tmp_path):
     """half_life as the time constant: forget_bias_half_life, gru_half_life and lru_half_life
     call it, and keep their points (the reference's half_life stands in for them)."""
     mutant = next(m for m in load_mutant_table(LAB.suite_dir() / "mutants.py")
                   if m.name == "half_life_is_time_constant")
     source = mutant.apply(strip_markers(LAB.solution_path().read_text(encoding="utf-8")))
-    result = grade_lab_source(tmp_path, LAB, source)
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / LAB.filename).write_text(source, encoding="utf-8")
+    result = grade(folder, LAB.name, device="cpu", inprocess=True, outcome=False)
     lost = {t.name: (t.score, t.max_score) for t in result.tests if t.score < t.max_score
             and t.outcome != "skipped"}
     assert set(lost) == {"test_closed_forms"}, lost
