@@ -56,7 +56,7 @@ def seed_model(name: str) -> tuple[str, dict[str, torch.Tensor]]:
     """One of the README's six models (or "gru default"), built after torch.manual_seed(1)."""
     torch.manual_seed(1)
     if name.startswith("gru"):
-        return "gru", nn.GRU(D, H, batch_first=True).state_dict()
+        return "gru", dict(nn.GRU(D, H, batch_first=True).state_dict())
     if name.startswith("rnn"):
         layer = nn.RNN(D, H, batch_first=True)
         with torch.no_grad():
@@ -64,12 +64,12 @@ def seed_model(name: str) -> tuple[str, dict[str, torch.Tensor]]:
                 nn.init.orthogonal_(layer.weight_hh_l0)
             if name == "rnn orthogonal x1.5":
                 layer.weight_hh_l0.mul_(1.5)
-        return "rnn", layer.state_dict()
+        return "rnn", dict(layer.state_dict())
     layer = nn.LSTM(D, H, batch_first=True)
     with torch.no_grad():
         layer.bias_ih_l0[H:2 * H] = float(name.split("b=")[1])
         layer.bias_hh_l0[H:2 * H] = 0.0
-    return "lstm", layer.state_dict()
+    return "lstm", dict(layer.state_dict())  # a plain dict: an OrderedDict is not sent
 
 
 def seed_batch() -> tuple[torch.Tensor, torch.Tensor]:
@@ -279,6 +279,9 @@ def test_recall_batch_draws(check):
 
 # ------------------------------------------------------------------ train_recall
 
+# The first optimiser step of a process imports part of torch (about 2 CPU-seconds): more than
+# the default 10 s per call on a loaded machine.
+@pytest.mark.limits(call_seconds=60)
 @pytest.mark.parametrize("kind, lag, forget_bias, seed", [
     ("lstm", 25, 5.0, 0), ("lstm", 12, 1.0, 3), ("lin", 30, 0.0, 1), ("rnn", 10, 0.0, 2)],
     ids=["lstm-b5-lag25", "lstm-b1-lag12", "lin-lag30", "rnn-lag10"])
