@@ -12,6 +12,7 @@ and that ``_beam_search`` is lab 6's reference ``beam_search``.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -77,11 +78,19 @@ def _batch(n: int, rng: np.random.Generator, min_len: int, max_len: int) -> tupl
             torch.from_numpy(lens.astype(np.int64)))
 
 
+@lru_cache(maxsize=16)
+def _shell(kind: str, *sizes: int) -> nn.Module:
+    """A module without storage, run on weights passed to ``functional_call``."""
+    with torch.device("meta"):
+        if kind == "cell":
+            return nn.GRUCell(*sizes)
+        return nn.GRU(*sizes, batch_first=True, bidirectional=True)
+
+
 def _encode(params: dict, src: torch.Tensor, lens: torch.Tensor, pack: bool = True) -> tuple:
     e = F.embedding(src, params["src_emb.weight"])
     hid, emb = params["enc.weight_hh_l0"].shape[1], params["enc.weight_ih_l0"].shape[1]
-    with torch.device("meta"):
-        gru = nn.GRU(emb, hid, batch_first=True, bidirectional=True)
+    gru = _shell("gru", emb, hid)
     weights = {name[4:]: value for name, value in params.items() if name.startswith("enc.")}
     S = src.shape[1]
     if pack:
@@ -109,8 +118,7 @@ def _decoder_step(params: dict, s: torch.Tensor, y_prev: torch.Tensor, H: torch.
         x = torch.cat([x, ctx], dim=-1)
     else:
         alpha = torch.zeros(H.shape[:2], dtype=s.dtype, device=s.device)
-    with torch.device("meta"):
-        cell = nn.GRUCell(x.shape[-1], s.shape[-1])
+    cell = _shell("cell", x.shape[-1], s.shape[-1])
     s_new = functional_call(cell, {k: params[f"cell.{k}"] for k in (
         "weight_ih", "weight_hh", "bias_ih", "bias_hh")}, (x, s))
     readout = torch.cat([s_new, ctx], dim=-1) if attention else s_new
@@ -192,9 +200,13 @@ def _beam_search(step_fn: Any, state: Any, bos: int, eos: int, beam_size: int,
                 new_live.append((tokens, logp, new_states[i]))
         live = new_live
     pool = finished + [(tokens, logp) for tokens, logp, _ in live]
-    scored = [(tokens, logp / len(tokens) ** alpha) for tokens, logp in pool]
-    order = sorted(range(len(scored)), key=lambda j: -scored[j][1])
-    return [scored[j] for j in order]
+    results = []
+    for tokens, logp in pool:
+        length = len(tokens)
+        penalty = length**alpha if length > 0 else 1.0  # only max_len = 0 leaves an empty one
+        results.append((tokens, float(logp / penalty)))
+    results.sort(key=lambda item: -item[1])
+    return results[:beam_size]
 
 
 @helper

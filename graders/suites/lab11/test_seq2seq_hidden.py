@@ -410,6 +410,14 @@ def reference_model(reference, attention: bool, seed: int) -> tuple:
     return _MODELS[key]
 
 
+def answers_at_all(reference, call: Callable, attention: bool) -> None:
+    """One cheap call of the function under test on untrained weights before the reference's
+    model is trained (a minute, once per session): an unfinished or crashing function fails
+    here at once."""
+    src, dec_in, _, lens = reference.make_reversal_batch(2, np.random.default_rng(0), 3, 5)
+    call(reference.init_params(attention, 0), src, dec_in, lens)
+
+
 def evaluate(reference, params, attention: bool, length: int, n: int = 500) -> tuple:
     """README's evaluation: ``(sequence, teacher-forced token, free-running token)`` accuracy
     of ``params`` on ``n`` strings of one length (generator ``default_rng(123 + length)``)."""
@@ -481,6 +489,9 @@ def test_train_seq2seq_bottleneck(student, reference, outcome):
 
 @pytest.mark.outcome(wall=120, cpu=200, memory="3 GiB", catches=("greedy_teacher_forced",))
 def test_exposure_bias(student, reference, outcome):
+    answers_at_all(reference, lambda p, s, d, n: (student.teacher_forced_logits(p, s, d, n, False),
+                                                  student.greedy_decode_batch(p, s, n, 13, False)),
+                   False)
     params, _ = reference_model(reference, False, outcome.seed)
     src, dec_in, tgt, lens = reference.make_reversal_batch(500, np.random.default_rng(135), 12,
                                                            12)
@@ -526,6 +537,8 @@ def sequence_log_probs(reference, params, src, lens, answers: list[list[int]]) -
 
 @pytest.mark.outcome(wall=120, cpu=200, memory="3 GiB")
 def test_beam_search_through_decoder_step(student, reference, outcome):
+    answers_at_all(reference, lambda p, s, d, n: student.helper("beam_answers", p, s, n, 2,
+                                                                False), False)
     params, _ = reference_model(reference, False, outcome.seed)
     src, _, tgt, lens = reference.make_reversal_batch(200, np.random.default_rng(7), 12, 12)
     greedy, _ = reference.greedy_decode_batch(params, src, lens, 13, False)
@@ -577,6 +590,8 @@ def attention_picture(request, yours, theirs, digits):
 
 @pytest.mark.outcome(wall=120, cpu=200, memory="3 GiB", catches=("luong_order",))
 def test_alignment(request, student, reference, outcome):
+    answers_at_all(reference, lambda p, s, d, n: student.greedy_decode_batch(p, s, n, 13, True),
+                   True)
     params, _ = reference_model(reference, True, outcome.seed)
     src, _, _, lens = reference.make_reversal_batch(100, np.random.default_rng(11), 8, 8)
     _, alphas = student.greedy_decode_batch(params, src, lens, 13, True)
