@@ -152,9 +152,12 @@ def train_alone(module: Any, params: dict, steps: int, seed: int, attention: boo
     saved = {name: getattr(module, name, None) for name in TEXTBOOK}
     for name, value in TEXTBOOK.items():
         setattr(module, name, value)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the README's figures; many threads on small matrices only wait
     try:
         return module.train_seq2seq(params, steps, seed, attention)
     finally:
+        torch.set_num_threads(threads)
         for name, value in saved.items():
             setattr(module, name, value)
 
@@ -215,6 +218,17 @@ def beam_answers(module: Any, params: dict, src: torch.Tensor, lens: torch.Tenso
     """For each source row, the best hypothesis of lab 6's beam search whose ``step_fn`` calls
     the module's ``decoder_step`` on that one example (the textbook ``encode`` prepares it)."""
     answers = []
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        _beams(module, params, src, lens, beam_size, attention, answers)
+    finally:
+        torch.set_num_threads(threads)
+    return answers
+
+
+def _beams(module: Any, params: dict, src: torch.Tensor, lens: torch.Tensor, beam_size: int,
+           attention: bool, answers: list) -> None:
     with torch.no_grad():
         H, mask, s0 = _encode(params, src, lens)
         for i in range(src.shape[0]):
@@ -227,4 +241,3 @@ def beam_answers(module: Any, params: dict, src: torch.Tensor, lens: torch.Tenso
 
             answers.append(_beam_search(step_fn, s0[i:i + 1], BOS, EOS, beam_size,
                                         src.shape[1] + 1)[0][0])
-    return answers

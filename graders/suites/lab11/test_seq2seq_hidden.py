@@ -43,6 +43,16 @@ FIRST_LOSSES = Tolerance(1e-6, 1e-5, "README: the first losses agree to rtol 1e-
 INVARIANT = Tolerance(1e-6, 0.0, "README: padding never changes a packed encoder (1e-6)")
 
 
+@pytest.fixture(autouse=True)
+def one_thread_here():
+    """Torch on one thread on this side while a test runs: the README's figures, and small
+    matrices gain nothing from more threads (on a loaded machine they only wait)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def dtype_for(device: str) -> torch.dtype:
     return torch.float64 if device == "cpu" else torch.float32
 
@@ -389,24 +399,14 @@ EVAL_LENGTHS = (4, 8, 12)
 _MODELS: dict[tuple, tuple] = {}  # the reference's trained models, by reference and seed
 
 
-def _one_thread(run: Callable[[], tuple]) -> tuple:
-    """``run()`` with torch on one thread (the README's figures), restored afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return run()
-    finally:
-        torch.set_num_threads(before)
-
-
 def reference_model(reference, attention: bool, seed: int) -> tuple:
     """The reference's own trained model and losses (500 updates with attention, 1,500
     without), trained once per reference module and seed on this side, one thread."""
     key = (id(getattr(reference.runner, "module", reference)), attention, seed)
     if key not in _MODELS:
         steps = 500 if attention else 1500
-        _MODELS[key] = _one_thread(lambda: reference.train_seq2seq(
-            reference.init_params(attention, seed), steps, seed, attention))
+        _MODELS[key] = reference.train_seq2seq(reference.init_params(attention, seed), steps,
+                                               seed, attention)  # one thread: one_thread_here
     return _MODELS[key]
 
 
