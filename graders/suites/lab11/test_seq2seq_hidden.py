@@ -577,10 +577,11 @@ def attention_picture(request, yours, theirs, digits):
         rows = [str(d) for d in reversed(digits)] + ["EOS"]
         data = plots.figure("Attention while reversing one string: yours beside the "
                             "reference's", [
-                                plots.heatmap("your decoder (rows: output steps)",
+                                plots.heatmap("your greedy_decode_batch (rows: output steps, "
+                                              "by the token each should write)",
                                               np.asarray(yours, dtype=np.float64)[:9, :8],
                                               row_labels=rows, col_labels=labels),
-                                plots.heatmap("the reference (rows: output steps)",
+                                plots.heatmap("the reference's (columns: the source digits)",
                                               np.asarray(theirs, dtype=np.float64)[:9, :8],
                                               row_labels=rows, col_labels=labels)])
         plots.attach_figure(request, data)
