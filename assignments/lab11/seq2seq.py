@@ -27,6 +27,8 @@ reaches every parameter and the code runs on the GPU. No function modifies its a
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -76,13 +78,22 @@ def make_reversal_batch(n: int, rng: np.random.Generator, min_len: int,
     raise NotImplementedError("make_reversal_batch: not implemented yet — replace this line with your code")
 
 
-def _encoder_gru(params: dict[str, torch.Tensor]) -> tuple[nn.GRU, dict[str, torch.Tensor]]:
-    """An ``nn.GRU`` shell without storage (its weights come from ``params``) and its weights."""
-    hid, emb = params["enc.weight_hh_l0"].shape[1], params["enc.weight_ih_l0"].shape[1]
+@lru_cache(maxsize=16)
+def _shell(kind: str, *sizes: int) -> nn.Module:
+    """A module without storage (``kind``: "gru", "lstm" or "cell"), to run on weights passed to
+    ``torch.func.functional_call``; made once per size."""
     with torch.device("meta"):
-        gru = nn.GRU(emb, hid, batch_first=True, bidirectional=True)
+        if kind == "cell":
+            return nn.GRUCell(*sizes)
+        layer = nn.GRU if kind == "gru" else nn.LSTM
+        return layer(*sizes, batch_first=True, bidirectional=True)
+
+
+def _encoder_gru(params: dict[str, torch.Tensor]) -> tuple[nn.Module, dict[str, torch.Tensor]]:
+    """The encoder's ``nn.GRU`` shell (its weights come from ``params``) and its weights."""
+    hid, emb = params["enc.weight_hh_l0"].shape[1], params["enc.weight_ih_l0"].shape[1]
     weights = {key + sfx: params[f"enc.{key}{sfx}"] for key in ENC_KEYS for sfx in ("", "_reverse")}
-    return gru, weights
+    return _shell("gru", emb, hid), weights
 
 
 def encode(params: dict[str, torch.Tensor], src: torch.Tensor, lens: torch.Tensor,
@@ -106,8 +117,7 @@ def encode(params: dict[str, torch.Tensor], src: torch.Tensor, lens: torch.Tenso
 
 def _gru_cell(x: torch.Tensor, h: torch.Tensor, params: dict[str, torch.Tensor]) -> torch.Tensor:
     """``nn.GRUCell``'s step with the weights ``cell.*`` of ``params`` (gates r, z, n; lab 4)."""
-    with torch.device("meta"):
-        cell = nn.GRUCell(x.shape[-1], h.shape[-1])
+    cell = _shell("cell", x.shape[-1], h.shape[-1])
     weights = {key: params[f"cell.{key}"] for key in ("weight_ih", "weight_hh", "bias_ih",
                                                        "bias_hh")}
     return functional_call(cell, weights, (x, h))
