@@ -3,9 +3,9 @@ autograd through a parameter dict, training with trusted building blocks, and la
 search driven through the student's ``decoder_step`` (see ``rnngrade.harness.worker_helpers``
 for the rules).
 
-``train_alone`` runs the module's ``train_seq2seq`` with textbook versions of everything it
-calls (the contract of assignments/lab11/README.md) in the module's place, so a test of the
-training loop never pays for a mistake in ``encode``, ``decoder_step`` or the loss.
+``train_alone`` runs the module's ``train_seq2seq``, and ``call_alone`` any other function, with
+textbook versions of everything it calls (the contract of assignments/lab11/README.md) in the
+module's place, so a test graded by outcome never pays for a mistake in another function.
 ``tests/labs/test_lab11_figures.py`` checks that these textbook versions agree with the reference
 and that ``_beam_search`` is lab 6's reference ``beam_search``.
 """
@@ -143,6 +143,24 @@ def _masked_token_loss(logits: torch.Tensor, tgt: torch.Tensor, pad: int = PAD) 
 TEXTBOOK = {"make_reversal_batch": _batch, "encode": _encode, "decoder_step": _decoder_step,
             "teacher_forced_logits": _teacher_forced_logits,
             "masked_token_loss": _masked_token_loss}
+
+
+@helper
+def call_alone(module: Any, function: str, args: tuple) -> Any:
+    """``module.function(*args)`` with the textbook versions of every other function it may
+    call in the module while it runs (restored afterwards), on one thread."""
+    others = {k: v for k, v in TEXTBOOK.items() if k != function}
+    saved = {name: getattr(module, name, None) for name in others}
+    for name, value in others.items():
+        setattr(module, name, value)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return getattr(module, function)(*args)
+    finally:
+        torch.set_num_threads(threads)
+        for name, value in saved.items():
+            setattr(module, name, value)
 
 
 @helper

@@ -11,7 +11,9 @@ textbook building blocks in place, helper ``train_alone``), and the two ch. 7 pi
 Graded by outcome: 500 updates with attention reach the README's band; 1,500 without show the
 bottleneck; the exposure bias, lab 6's beam search through the student's ``decoder_step`` and the
 alignment are measured on the reference's own trained models (trained once per grading session,
-one thread), so those tests grade the decoding functions only.
+one thread). Every student function graded by outcome runs with textbook versions of the
+functions it calls (helpers ``train_alone``, ``call_alone``), so each of these tests is about its
+own function only.
 """
 
 from __future__ import annotations
@@ -487,18 +489,22 @@ def test_train_seq2seq_bottleneck(student, reference, outcome):
                          "too, check the training loop (README, 'Training').")
 
 
+def alone(student, function: str, *args):
+    """The student's ``function`` with the textbook versions of the functions it calls."""
+    return student.helper("call_alone", function, args)
+
+
 @pytest.mark.outcome(wall=120, cpu=200, memory="3 GiB", catches=("greedy_teacher_forced",))
-def test_exposure_bias(student, reference, outcome):
-    answers_at_all(reference, lambda p, s, d, n: (student.teacher_forced_logits(p, s, d, n, False),
-                                                  student.greedy_decode_batch(p, s, n, 13, False)),
-                   False)
+def test_greedy_decode_batch_exposure_bias(student, reference, outcome):
+    answers_at_all(reference, lambda p, s, d, n: alone(student, "greedy_decode_batch", p, s, n,
+                                                       13, False), False)
     params, _ = reference_model(reference, False, outcome.seed)
     src, dec_in, tgt, lens = reference.make_reversal_batch(500, np.random.default_rng(135), 12,
                                                            12)
+    with torch.no_grad():
+        forced = reference.teacher_forced_logits(params, src, dec_in, lens, False).argmax(-1)
+    free, _ = alone(student, "greedy_decode_batch", params, src, lens, 13, False)
     try:
-        with torch.no_grad():
-            forced = student.teacher_forced_logits(params, src, dec_in, lens, False).argmax(-1)
-        free, _ = student.greedy_decode_batch(params, src, lens, 13, False)
         tf_tok = reference.sequence_metrics(forced, tgt)[1]
         fr_tok = reference.sequence_metrics(free, tgt)[1]
         gap = tf_tok - fr_tok
@@ -506,7 +512,8 @@ def test_exposure_bias(student, reference, outcome):
         tf_tok = fr_tok = gap = None
     outcome.measure("teacher-forced minus free-running token accuracy", gap, bound="≥",
                     threshold=0.10, unit="%",
-                    context="the reference's model without attention, 500 strings of length 12"
+                    context="the course's model without attention, 500 strings of length 12, "
+                    "teacher forcing against your greedy_decode_batch"
                     + (f" ({100 * tf_tok:.1f}% against {100 * fr_tok:.1f}%)"
                        if gap is not None else ""))
     outcome.verdict(hint="Free-running decoding feeds back the model's own previous answer, "
@@ -536,7 +543,7 @@ def sequence_log_probs(reference, params, src, lens, answers: list[list[int]]) -
 
 
 @pytest.mark.outcome(wall=120, cpu=200, memory="3 GiB")
-def test_beam_search_through_decoder_step(student, reference, outcome):
+def test_decoder_step_beam_search(student, reference, outcome):
     answers_at_all(reference, lambda p, s, d, n: student.helper("beam_answers", p, s, n, 2,
                                                                 False), False)
     params, _ = reference_model(reference, False, outcome.seed)
@@ -589,13 +596,13 @@ def attention_picture(request, yours, theirs, digits):
         pass
 
 
-@pytest.mark.outcome(wall=120, cpu=200, memory="3 GiB", catches=("luong_order",))
-def test_alignment(request, student, reference, outcome):
-    answers_at_all(reference, lambda p, s, d, n: student.greedy_decode_batch(p, s, n, 13, True),
-                   True)
+@pytest.mark.outcome(wall=120, cpu=200, memory="3 GiB")
+def test_greedy_decode_batch_alignment(request, student, reference, outcome):
+    answers_at_all(reference, lambda p, s, d, n: alone(student, "greedy_decode_batch", p, s, n,
+                                                       13, True), True)
     params, _ = reference_model(reference, True, outcome.seed)
     src, _, _, lens = reference.make_reversal_batch(100, np.random.default_rng(11), 8, 8)
-    _, alphas = student.greedy_decode_batch(params, src, lens, 13, True)
+    _, alphas = alone(student, "greedy_decode_batch", params, src, lens, 13, True)
     _, ref_alphas = reference.greedy_decode_batch(params, src, lens, 13, True)
     try:
         share = alignment_rows(alphas)
@@ -603,9 +610,9 @@ def test_alignment(request, student, reference, outcome):
         share = None
     outcome.measure("digit rows peaking on the mirrored position", share, bound="≥",
                     threshold=0.9, unit="%",
-                    context="the reference's attention model, 100 strings of 8 digits",
+                    context="the course's attention model, 100 strings of 8 digits",
                     baselines=[("the reference's decoding gives", alignment_rows(ref_alphas))])
     attention_picture(request, alphas[0], ref_alphas[0], src[0, :8].tolist())
     outcome.verdict(hint="Output step t of a reversal should read source position L − 1 − t. "
-                         "Check which state the scores read and the alphas you return for "
-                         "each step (README, 'Attention').")
+                         "Check that you return the weights of every step, in order, each from "
+                         "the step that produced the token (README, 'Exposure bias').")
