@@ -451,7 +451,7 @@ def figures(reference, params, attention) -> dict | None:
         return None
 
 
-@pytest.mark.outcome(wall=240, cpu=240, memory="3 GiB", catches=("same_batch_every_step",))
+@pytest.mark.outcome(wall=400, cpu=300, memory="3 GiB", catches=("same_batch_every_step",))
 def test_train_seq2seq_attention_reaches_band(student, reference, outcome):
     params, losses = train_student(student, reference, True, outcome.seed)
     ref_params, ref_losses = reference_model(reference, True, outcome.seed)
@@ -470,7 +470,7 @@ def test_train_seq2seq_attention_reaches_band(student, reference, outcome):
                          "learning rate (README, 'Training').")
 
 
-@pytest.mark.outcome(wall=300, cpu=300, memory="3 GiB", catches=("same_batch_every_step",))
+@pytest.mark.outcome(wall=600, cpu=450, memory="3 GiB", catches=("same_batch_every_step",))
 def test_train_seq2seq_bottleneck(student, reference, outcome):
     params, losses = train_student(student, reference, False, outcome.seed)
     ref_params, ref_losses = reference_model(reference, False, outcome.seed)
