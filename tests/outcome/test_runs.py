@@ -92,6 +92,44 @@ def test_public_training_run_prints_progress_with_outcome_only(tmp_path, monkeyp
     assert [f"update {k}/500" in out for k in (100, 200, 300, 400, 500)] == [True] * 5
 
 
+LAB11_OUTCOMES = ("test_train_seq2seq_attention_reaches_band", "test_train_seq2seq_bottleneck",
+                  "test_greedy_decode_batch_exposure_bias", "test_decoder_step_beam_search",
+                  "test_greedy_decode_batch_alignment")
+
+
+@pytest.mark.slow
+def test_lab11_same_figures_at_j1_and_j2_and_on_every_run(tmp_path):
+    """Lab 11's training runs (torch) give the same figures on every run and at any
+    parallelism: the reference, and a loop that draws the same batch at every update."""
+    lab = get_lab("lab11")
+    reference = (course_root() / "fixtures" / "submissions" / "lab11" / "reference" /
+                 "seq2seq.py").read_text(encoding="utf-8")
+    mutants = {m.name: m for m in load_mutant_table(lab.suite_dir() / "mutants.py")}
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "ref.py").write_text(reference, encoding="utf-8")
+    (folder / "same.py").write_text(mutants["same_batch_every_step"].apply(reference),
+                                    encoding="utf-8")
+    figures = []
+    for jobs in (1, 2, 2):
+        out = tmp_path / f"out{len(figures)}"
+        run_batch([folder], BatchOptions(lab="lab11", out=out, jobs=jobs, device="cpu"))
+        got = {}
+        for student in ("ref", "same"):
+            data = json.loads((out / "students" / student / "results.json").read_text())
+            got[student] = (data["score"], [(t["test_id"], [(m["name"], m["value"]) for m in
+                                                             t["measurements"]])
+                                            for t in data["tests"]
+                                            if t["test_id"] in LAB11_OUTCOMES])
+        figures.append(got)
+        shutil.rmtree(out)
+    assert figures[0] == figures[1] == figures[2]
+    first = dict(figures[0]["ref"][1])["test_train_seq2seq_attention_reaches_band"]
+    assert all(value >= 0.9 for _, value in first)
+    same = dict(figures[0]["same"][1])["test_train_seq2seq_attention_reaches_band"]
+    assert any(value < 0.9 for _, value in same)
+
+
 LAB10_OUTCOME_TESTS = ("test_lstm_forget_bias_5_solves_lag_25",
                        "test_lstm_forget_bias_1_stays_at_chance",
                        "test_diagonal_linear_solves_lag_100")
