@@ -439,6 +439,7 @@ def cmd_ci(args: argparse.Namespace) -> int:
 
 @command("batch")
 def cmd_batch(args: argparse.Namespace) -> int:
+    _start_workers_early(args)
     from rich.console import Console
 
     from rnngrade.gradebook.batch import DEFAULT_TIMEOUT, BatchOptions, run_batch
@@ -481,6 +482,17 @@ def cmd_batch(args: argparse.Namespace) -> int:
         print(f"rnngrade batch: {error_line(failed)}", file=sys.stderr)
         return ExitCode.GRADER
     return ExitCode.OK
+
+
+def _start_workers_early(args: argparse.Namespace) -> None:
+    """Start the local workers' fork server and zygote now, while this process imports the
+    rest of the batch (nothing for another executor; nothing either when the arguments are
+    refused later: ``start_early`` starts what it can and says nothing)."""
+    if args.executor != "local":
+        return
+    from rnngrade.gradebook.executors import GradingSpec, start_early
+
+    start_early(GradingSpec(args.lab, args.device, args.inprocess, args.budget))
 
 
 def _load_roster(path: Path | None) -> Roster | None:

@@ -172,21 +172,22 @@ def start_early(spec: GradingSpec) -> None:
     """Start now what a local pool for ``spec`` will need (the fork server of its workers, and
     for a sandboxed batch this process's zygote, which each worker's zygote is forked from), so
     that they import torch and the grader while the batch reads its entries. Starting nothing
-    is harmless: the pool starts them itself when it needs them."""
+    is harmless: the pool starts them itself when it needs them. (Nothing for a lab that does
+    not exist: the batch will refuse it.)"""
     from rnngrade.labs import get_lab
 
+    try:
+        uses_torch = get_lab(spec.lab).uses_torch
+    except RnngradeError:
+        return
     with contextlib.suppress(Exception):
-        ctx = _context(get_lab(spec.lab).uses_torch)
+        ctx = _context(uses_torch)
         if ctx.get_start_method() == "forkserver":
             from multiprocessing import forkserver
 
             with _child_environment():  # the server's environment is every worker's
                 forkserver.ensure_running()
-    if not spec.inprocess:
-        with contextlib.suppress(ImportError):
-            from rnngrade.sandbox.zygote import start_soon
-
-            start_soon()
+    _coordinator_zygote(spec.to_wire(), start=True)
 
 
 class _Slot:
@@ -235,14 +236,18 @@ def _clone(zygote: Any) -> tuple[socket.socket, int] | None:
         return None
 
 
-def _coordinator_zygote(spec: dict) -> Any:
+def _coordinator_zygote(spec: dict, start: bool = False) -> Any:
     """This process's zygote, whose clones the workers of a sandboxed batch use (None when
-    there is none to be had: each worker then starts its own)."""
+    there is none to be had: each worker then starts its own). With ``start``, only start it
+    in the background (``start_soon``) and return None."""
     if spec["inprocess"]:
         return None
     try:
-        from rnngrade.sandbox.zygote import shared_client
+        from rnngrade.sandbox.zygote import shared_client, start_soon
 
+        if start:
+            start_soon()
+            return None
         return shared_client()
     except Exception:  # noqa: BLE001 - only an optimisation (see _clone)
         return None
@@ -265,7 +270,7 @@ class LocalPool:
         self._ctx = _context(_uses_torch(spec.lab))
         self._slots: list[_Slot] = []
         self._failed_starts = 0
-        self._zygote: Any = None
+        self._zygote: Any = _coordinator_zygote(self.spec, start=True)  # None until run()
 
     def run(self, tasks: Iterable[Task]) -> Generator[tuple[str, dict], None, None]:
         """Grade ``tasks`` (pulled lazily); yield ``(key, outcome)`` as they finish."""
