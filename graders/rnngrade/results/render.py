@@ -19,11 +19,10 @@ import jinja2
 from rnngrade.diagnosis.feedback import fix_sections
 from rnngrade.harness.formatting import format_points
 from rnngrade.paths import templates_dir
-from rnngrade.results.curves import curve_svg
 from rnngrade.results.escape import md_code, md_inline
 from rnngrade.results.gradescope import overall_output, test_output, to_gradescope
 from rnngrade.results.model import GradeResult
-from rnngrade.results.plots import svg_figure
+from rnngrade.results.plots import outcome_figure, svg_figure
 from rnngrade.results.sanitize import clean_result
 from rnngrade.results.visibility import student_view
 
@@ -56,7 +55,7 @@ def environment() -> jinja2.Environment:
     env.filters["md_code"] = md_code
     env.globals["test_output"] = test_output
     env.globals["fix_sections"] = fix_sections
-    env.globals["curve_svg"] = curve_svg
+    env.globals["outcome_figure"] = outcome_figure
     env.globals["svg_figure"] = svg_figure
     return env
 
