@@ -140,3 +140,34 @@ def _ends(pid: int, timeout: float = 10.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+@pytest.mark.parametrize("lab, inprocess, server, zygote", [
+    ("lab1", False, ["torch"], True),  # a lab with torch checks: its workers get torch too
+    ("lab1", True, ["torch"], False),  # no sandbox: no zygote
+    ("lab2", False, [], True),  # no torch checks: the grading processes never import torch
+    ("lab99", False, None, False),  # a lab the batch will refuse: nothing started
+])
+def test_start_early_starts_the_fork_server_and_the_zygote(monkeypatch, lab, inprocess, server,
+                                                            zygote):
+    import multiprocessing.forkserver
+
+    from rnngrade.gradebook import executors
+    from rnngrade.sandbox import zygote as zygote_module
+
+    started: dict[str, object] = {}
+    monkeypatch.setattr(multiprocessing.forkserver, "ensure_running",
+                        lambda: started.setdefault("server", list(
+                            multiprocessing.forkserver._forkserver._preload_modules)))
+    monkeypatch.setattr(zygote_module, "start_soon", lambda: started.setdefault("zygote", True))
+    saved = list(multiprocessing.forkserver._forkserver._preload_modules)
+    try:
+        executors.start_early(GradingSpec(lab, "cpu", inprocess))
+    finally:
+        multiprocessing.forkserver.set_forkserver_preload(saved)
+    preloaded = started.get("server")
+    assert (preloaded is None) == (server is None)
+    if server is not None:
+        assert isinstance(preloaded, list) and "rnngrade.grading.engine" in preloaded
+        assert ("torch" in preloaded) == ("torch" in server)
+    assert started.get("zygote", False) == zygote
