@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from rnngrade.results.model import Baseline, GradeResult, Measurement, TestResult
@@ -58,6 +59,22 @@ def clean_result(result: GradeResult) -> GradeResult:
         return cleaned
     cap = fair_cap(lengths, REPORT_LIMIT)
     return _map_free_text(cleaned, lambda s: truncate(s, cap))
+
+
+@dataclass(frozen=True)
+class Cleaned:
+    """A result as ``clean`` returned it, marked so: the renderers take it as it is, where they
+    clean a plain ``GradeResult`` first (``render.prepared``). So a result crossing from the
+    worker to the grader is cleaned once, where it crosses, and never again. Anything derived
+    from it (``dataclasses.replace``, a copy, what a file gives back) is a plain ``GradeResult``,
+    untrusted again; the result inside is never changed in place."""
+
+    result: GradeResult
+
+
+def clean(result: GradeResult) -> Cleaned:
+    """``clean_result(result)``, marked as cleaned."""
+    return Cleaned(clean_result(result))
 
 
 def fair_cap(lengths: list[int], budget: int) -> int:
