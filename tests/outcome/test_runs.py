@@ -90,3 +90,38 @@ def test_public_training_run_prints_progress_with_outcome_only(tmp_path, monkeyp
     code, out = run_public(repo, "--outcome", "-k", "training")
     assert code == 0, out
     assert [f"update {k}/500" in out for k in (100, 200, 300, 400, 500)] == [True] * 5
+
+
+LAB10_OUTCOME_TESTS = ("test_lstm_forget_bias_5_solves_lag_25",
+                       "test_lstm_forget_bias_1_stays_at_chance",
+                       "test_diagonal_linear_solves_lag_100")
+
+
+@pytest.mark.slow
+def test_lab10_same_figures_at_j1_and_j2_and_on_every_run(tmp_path):
+    """Lab 10's three training runs: the same accuracies over three batches, at -j 1 and -j 2,
+    for the reference and for a model whose forget bias is doubled."""
+    lab10 = course_root() / "fixtures" / "submissions" / "lab10"
+    reference = (lab10 / "reference" / "memory.py").read_text(encoding="utf-8")
+    mutants = {m.name: m for m in load_mutant_table(get_lab("lab10").suite_dir() / "mutants.py")}
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "ref.py").write_text(reference, encoding="utf-8")
+    (folder / "doubled.py").write_text(mutants["forget_bias_in_both_vectors"].apply(reference),
+                                       encoding="utf-8")
+    figures = []
+    for jobs in (1, 2, 2):
+        out = tmp_path / f"out{len(figures)}"
+        run_batch([folder], BatchOptions(lab="lab10", out=out, jobs=jobs, device="cpu"))
+        got = {}
+        for student in ("ref", "doubled"):
+            data = json.loads((out / "students" / student / "results.json").read_text())
+            tests = {t["test_id"]: t for t in data["tests"]}
+            got[student] = (data["score"], [[(m["name"], m["value"]) for m in
+                                             tests[name]["measurements"]]
+                                            for name in LAB10_OUTCOME_TESTS])
+        figures.append(got)
+        shutil.rmtree(out)
+    assert figures[0] == figures[1] == figures[2]
+    accuracies = [runs[0][1] for runs in figures[0]["ref"][1]]
+    assert accuracies[0] >= 0.95 and accuracies[1] <= 0.25 and accuracies[2] >= 0.95
