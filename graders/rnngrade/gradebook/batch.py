@@ -37,6 +37,7 @@ from rnngrade.gradebook.executors import (
     Task,
     default_workers,
     grader_version,
+    start_early,
 )
 from rnngrade.gradebook.export import lab_folder, mutant_names, write_exports
 from rnngrade.gradebook.roster import (
@@ -234,6 +235,8 @@ def run_batch(sources: list[Path], options: BatchOptions,
     mistakes = mutant_names(lab.name)
     version = grader_version(lab.name)
     spec = GradingSpec(lab.name, device, options.inprocess, options.budget)
+    if options.executor == "local":
+        start_early(spec)  # the workers' fork server and zygote, while the entries are read
 
     roster = options.roster if options.roster is not None else saved_roster(out)
     lock = _Lock(out)
