@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from rnngrade.gradebook.batch import BatchReport
     from rnngrade.gradebook.roster import Roster
-    from rnngrade.results.model import GradeResult
+    from rnngrade.results.sanitize import Cleaned
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -274,15 +274,16 @@ def cmd_grade(args: argparse.Namespace) -> int:
         start_soon()
     from rnngrade.grading.engine import grade
     from rnngrade.results.model import Status
-    from rnngrade.results.sanitize import clean_result
+    from rnngrade.results.sanitize import clean
 
     if not args.submission.exists():
         print(f"rnngrade: {args.submission} does not exist", file=sys.stderr)
         return ExitCode.USAGE
     result = grade(args.submission, args.lab, device=args.device, inprocess=args.inprocess,
                    budget=args.budget, outcome=not args.no_outcome)
-    result = clean_result(result)  # what the submission controls, safe for this terminal too
-    files, rendered = write_reports_or_json(result, args.out)
+    cleaned = clean(result)  # what the submission controls, safe for this terminal too
+    result = cleaned.result
+    files, rendered = write_reports_or_json(cleaned, args.out)
     print(f"{result.lab}: {result.score:g}/{result.max_score:g} for {result.submission}")
     if result.status == Status.GRADER_ERROR:
         print(f"  not graded: {result.error}")
@@ -307,9 +308,10 @@ def report_grader_fault(detail: str) -> None:
     print(f"rnngrade: {error_line(GraderError(lines[0]))}", file=sys.stderr)
 
 
-def write_reports_or_json(result: GradeResult, out: Path) -> tuple[dict[str, Path], bool]:
+def write_reports_or_json(result: Cleaned, out: Path) -> tuple[dict[str, Path], bool]:
     """Every report of ``result`` and True; when a renderer fails, at least ``results.json``
     (with the failure in its instructor-only detail) and False."""
+    import dataclasses
     import json
 
     from rnngrade.errors import RenderError
@@ -323,10 +325,11 @@ def write_reports_or_json(result: GradeResult, out: Path) -> tuple[dict[str, Pat
         print(detail.rstrip(), file=sys.stderr)
         print(f"rnngrade: {error_line(RenderError('a report could not be written'))}",
               file=sys.stderr)
-        result.grader_detail = (result.grader_detail + "\n" + detail).strip()
+        failed = dataclasses.replace(
+            result.result, grader_detail=(result.result.grader_detail + "\n" + detail).strip())
         out.mkdir(parents=True, exist_ok=True)
         path = out / "results.json"
-        path.write_text(json.dumps(to_gradescope(result), indent=2, ensure_ascii=True),
+        path.write_text(json.dumps(to_gradescope(failed), indent=2, ensure_ascii=True),
                         encoding="utf-8")
         return {"results.json": path}, False
 

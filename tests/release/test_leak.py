@@ -16,6 +16,7 @@ from rnngrade.release import find_leaks
 from rnngrade.release.audit import (
     mutant_edit_lines,
     published_lines,
+    significant,
     solution_lines,
     suite_lines,
 )
@@ -166,3 +167,11 @@ def test_a_public_test_importing_an_internal_module_stops_the_release(tmp_path):
     with pytest.raises(PackageError, match=r"test_x_public\.py imports rnngrade\.harness\."
                                            r"checks\.structure.*only rnngrade\.testing"):
         public_test_imports([test])
+
+
+def test_a_name_bound_to_an_empty_container_is_no_secret_but_a_filled_one_is():
+    # Such lines are in any training loop, the student-side harness's too; their content is not.
+    for line in ("losses = []", "    history = {}", "seen = set()"):
+        assert significant(line) is None
+    for line in ("losses = [float(x) for x in out]", "history = {'loss': losses}"):
+        assert significant(line) == line

@@ -23,8 +23,10 @@ from rnngrade.authoring.stubs import solution_regions
 from rnngrade.labs import METADATA, available_labs
 
 MIN_LENGTH = 10  # shorter lines (``else:``, ``)``) say nothing about a solution
-# Lines that say nothing either: returning names, imports, the first line of a raise.
+# Lines that say nothing either: returning names, imports, the first line of a raise, a name
+# bound to an empty container.
 TRIVIAL = re.compile(r"^(return|yield)\s+[\w\s,()]*$"
+                     r"|^\w+\s*=\s*(\[\]|\{\}|\(\)|list\(\)|dict\(\)|set\(\))$"
                      r"|^(import|from)\s+[\w.]+(\s+import\s+[\w\s,]+)?(\s+as\s+\w+)?$"
                      r"|^raise\s+[\w.]+\(?$")
 
