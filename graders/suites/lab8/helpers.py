@@ -1,17 +1,20 @@
 """Lab 8 helpers, run beside the student's code (and beside the reference's): one-step models
-for ``recursive_forecast`` (see ``rnngrade.harness.worker_helpers`` for the rules).
+for ``recursive_forecast``, and autograd through Part B's forecaster (see
+``rnngrade.harness.worker_helpers`` for the rules).
 
 ``recursive_forecast`` takes a function from windows ``(n, W)`` to next values ``(n,)``; these
-factories build such functions from plain data, so the same model exists on both sides.
+factories build such functions from plain data, so the same model exists on both sides. torch is
+imported inside the Part B helper only: grading Part A never loads it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
-from rnngrade.harness.worker_helpers import function
+from rnngrade.harness.worker_helpers import function, helper
 
 
 @function
@@ -33,3 +36,23 @@ def tanh_one_step(weights: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
     matters with its own weight (so a window slid the wrong way gives other values)."""
     w = np.asarray(weights, dtype=np.float64)
     return lambda windows: np.tanh(np.asarray(windows, dtype=np.float64) @ w)
+
+
+@helper
+def forecaster_gradients(module: Any, params: Mapping[str, Any], X: Any, per_window: bool,
+                         upstream: Any) -> dict:
+    """``lstm_forecaster_forward(params, X, per_window)`` and the gradients of
+    ``Σ upstream ⊙ forecast`` with respect to ``X`` (``"dX"``) and every parameter
+    (``"d" + key``); a gradient that cannot be formed (no graph, wrong shape) is all zeros."""
+    import torch
+
+    leaves = {k: v.detach().clone().requires_grad_(True) for k, v in params.items()}
+    x = X.detach().clone().requires_grad_(True)
+    forecast = module.lstm_forecaster_forward(leaves, x, per_window)
+    if isinstance(forecast, torch.Tensor) and forecast.requires_grad \
+            and forecast.shape == upstream.shape:
+        (forecast * upstream.to(forecast.dtype)).sum().backward()
+    result = {"forecast": forecast.detach() if isinstance(forecast, torch.Tensor) else forecast}
+    for name, leaf in (("X", x), *leaves.items()):
+        result[f"d{name}"] = leaf.grad if leaf.grad is not None else torch.zeros_like(leaf)
+    return result
