@@ -50,7 +50,8 @@ def test_same_figures_at_j1_and_j2_and_on_every_run(tmp_path):
         run_batch([folder], BatchOptions(lab="lab9", out=out, jobs=jobs, device="cpu"))
         got = {}
         for student in ("ref", "ascent"):
-            data = json.loads((out / "students" / student / "results.json").read_text())
+            data = json.loads((out / "lab9" / "students" / student / "results.json")
+                              .read_text())
             test = next(t for t in data["tests"] if t["test_id"] == "test_training_reaches_band")
             got[student] = (data["score"], [(m["name"], m["value"]) for m in
                                             test["measurements"]])

@@ -65,6 +65,7 @@ from rnngrade.results.sanitize import clean_name, clean_result, clean_text
 
 DEFAULT_TIMEOUT = 900.0  # seconds for one whole submission (the sandbox limits every call)
 REPORTS = ("results.json", "feedback.html", "feedback.md")
+NO_OUTCOME = ", outcome tests off"  # added to a result's isolation when graded with --no-outcome
 
 
 class BatchError(UsageError):
@@ -92,6 +93,7 @@ class BatchOptions:
     drop_overrides: bool = False  # regraded students lose the staff's overrides
     roster: Roster | None = None  # None: the roster an earlier batch kept in ``out``, if any
     missing: MissingPolicy = zero_for_missing  # how a roster student without an entry counts
+    outcome: bool = True  # False: tests graded by outcome are listed as not run (--no-outcome)
 
 
 @dataclass
@@ -227,9 +229,11 @@ def run_batch(sources: list[Path], options: BatchOptions,
     entries = _entries(sources, out, options.only)
     manifests = _manifests(options.course, sources)  # a bad manifest stops us before grading
     isolation = "inprocess" if options.inprocess else "sandbox"
+    if not options.outcome:  # recorded with each result: switching it back regrades
+        isolation += NO_OUTCOME
     mistakes = mutant_names(lab.name)
     version = grader_version(lab.name)
-    spec = GradingSpec(lab.name, device, options.inprocess, options.budget)
+    spec = GradingSpec(lab.name, device, options.inprocess, options.budget, options.outcome)
 
     roster = options.roster if options.roster is not None else saved_roster(out)
     lock = _Lock(out)
