@@ -63,3 +63,91 @@ def test_a_test_figure_appears_in_feedback_html():
     result = GradeResult("lab8", "Honest forecasting", "sub.py", 1.0, 2.0, 1.0, [test])
     page = render_feedback_html(result)
     assert "<h2>Pictures</h2>" in page and page.count("<svg") == 1 and "<polyline" in page
+
+
+def test_a_log_axis_has_decade_ticks_and_gaps_where_values_are_not_positive():
+    values = [1e-20, 1e-10, 0.0, -1.0, math.nan, math.inf, 1.0]
+    data = plots.figure("gradients", [plots.panel("norm", [plots.line("yours", values)],
+                                                  limits=[1e-5, -3.0], log_y=True)])
+    svg = str(plots.svg_figure(data))
+    assert ">1e-20</text>" in svg and ">1e0</text>" in svg and "nan" not in svg.lower()
+    # two values before the gap make a line, the one after it a dot; a negative limit is dropped
+    assert svg.count("<polyline") == 1 and svg.count("<circle") == 1
+    assert svg.count('class="limit"') == 1
+    linear = str(plots.svg_figure(plots.figure("g", [plots.panel("n", [plots.line("y", values)])])))
+    assert "1e-20" not in linear and linear.count("<polyline") == 1  # 1e-20 .. -1 joined
+    assert plots.clean_figure({"panels": [{"log_y": "yes"}]})["panels"][0]["log_y"] is False
+
+
+def shaded_cells(svg: str) -> str:
+    """The shaded cells of the first heatmap in ``svg``."""
+    return svg.split(f'<g fill="{plots.HEATMAP_COLOUR}">', 1)[1].split("</g>", 1)[0]
+
+
+def test_a_heatmap_shades_clamped_cells_and_leaves_nan_empty():
+    data = plots.figure("attention", [plots.heatmap(
+        "weights", [[0.0, 0.5, 2.0], [math.nan, -1.0, 1.0]], row_labels=["the", "cat"],
+        col_labels=["a", "b", "c"])])
+    assert data["panels"][0]["values"] == [[0.0, 0.5, 1.0], [None, 0.0, 1.0]]
+    svg = str(plots.svg_figure(data))
+    cells = shaded_cells(svg)
+    assert cells.count('fill-opacity="1.00"') == 2 and cells.count('fill-opacity="0.50"') == 1
+    assert cells.count("<rect") == 3  # a zero is white: no cell drawn
+    empty = svg.split('class="empty"')[0].rsplit("<path", 1)[1]
+    assert empty.count("M") == 1 and ">cat</text>" in svg and ">c</text>" in svg
+
+
+def test_a_large_heatmap_is_averaged_down_in_blocks_and_loses_its_labels():
+    grid = np.zeros((100, 7))
+    grid[:50] = 1.0
+    grid[0, 0] = np.nan
+    data = plots.heatmap("big", grid, row_labels=[str(i) for i in range(100)], col_labels="abcdefg")
+    assert len(data["values"]) <= plots.MAX_SIDE and len(data["values"][0]) == 7
+    assert data["values"][0][0] == 1.0 and data["values"][-1][0] == 0.0  # NaN left out of a mean
+    assert data["row_labels"] == [] and data["col_labels"] == list("abcdefg")
+    try:
+        plots.heatmap("flat", [0.1, 0.2])
+    except ValueError as error:
+        assert "2-D" in str(error)
+    else:
+        raise AssertionError("a 1-D heatmap must be refused")
+
+
+def test_hostile_heatmaps_are_capped_escaped_and_typed():
+    huge_row = [0.5] * 100_000
+    junk = {"title": "<b>", "panels": [
+        {"kind": "heatmap", "title": "<script>x</script>", "values": [huge_row] * 100_000,
+         "row_labels": ["<img src=x onerror=alert(1)>" * 50] * 1000, "col_labels": "abc"},
+        {"kind": "heatmap", "values": [["0.5", None, True, 10**400, -math.inf], "row", [0.25]],
+         "row_labels": [5, "\ud800\x1b[2J"]},
+        {"kind": "heatmap", "values": "not a grid"},
+        {"kind": "heatmap", "values": [[]]}]}
+    clean = plots.clean_figure(junk)
+    assert len(clean["panels"]) == 2  # the last two hold no cell
+    big, odd = clean["panels"]
+    assert len(big["values"]) * len(big["values"][0]) == plots.MAX_CELLS
+    assert all(len(t) <= plots.LABEL_LIMIT for t in big["row_labels"]) and big["col_labels"] == []
+    assert odd["values"] == [[None, None, None, 1.0, None], [None] * 5, [0.25] + [None] * 4]
+    assert odd["row_labels"] == ["", "\ufffd"]
+    svg = str(plots.svg_figure(junk))
+    assert "<script>" not in svg and "<img" not in svg and "\x1b" not in svg
+    assert len(svg) < 300_000
+    svg.encode("utf-8")  # a lone surrogate would make the page impossible to write
+
+
+def test_numbers_too_large_for_a_picture_are_bounded():
+    data = {"panels": [{"lines": [{"x": [0, 1, 2], "y": [-1.7e308, 1.7e308, 10**400]}],
+                        "limits": [10**400]}]}
+    clean = plots.clean_figure(data)
+    assert clean["panels"][0]["lines"][0]["y"] == [-plots.VALUE_LIMIT] + [plots.VALUE_LIMIT] * 2
+    svg = str(plots.svg_figure(data))
+    assert "nan" not in svg.lower() and "inf" not in svg.lower()
+
+
+def test_a_heatmap_appears_in_feedback_html():
+    data = plots.figure("Attention", [plots.heatmap("weights", np.eye(3))])
+    test = TestResult("test_attention", "attend: weights", 1.0, 2.0, Outcome.PARTIAL,
+                      "visible", figures=[data])
+    page = render_feedback_html(GradeResult("lab11", "Attention", "sub.py", 1.0, 2.0, 1.0,
+                                            [test]))
+    assert shaded_cells(page).count('fill-opacity="1.00"') == 3 and "<h2>Pictures</h2>" in page

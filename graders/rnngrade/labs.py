@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from rnngrade.errors import GraderError, UsageError
 from rnngrade.paths import course_root
 from rnngrade.sandbox.limits import Limits
+from rnngrade.yaml_files import load_mapping
 
 METADATA = "lab.yaml"
 LAB_NAME = re.compile(r"^lab(\d+)$")
@@ -78,15 +77,8 @@ def load_lab(path: Path) -> Lab:
     """The lab described by ``path`` (``graders/suites/labN/lab.yaml``); LabConfigError when it
     cannot be read or a field is wrong."""
     name = path.parent.name
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LabConfigError(f"{path}: cannot read it ({exc})") from None
-    except yaml.YAMLError as exc:
-        raise LabConfigError(f"{path}: not valid YAML ({exc})") from None
-    if not isinstance(data, dict):
-        raise LabConfigError(f"{path}: expected a mapping with title, module, functions, "
-                             "uses_torch (and optionally budget_seconds, limits)")
+    data = load_mapping(path, LabConfigError, "a mapping with title, module, functions, "
+                        "uses_torch (and optionally budget_seconds, limits)")
     unknown = sorted(set(map(str, data)) - _FIELDS)
     if unknown:
         raise LabConfigError(f"{path}: unknown field(s) {', '.join(unknown)}; the fields are "

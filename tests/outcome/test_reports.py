@@ -8,8 +8,8 @@ import math
 
 import jsonschema
 
-from rnngrade.results.curves import curve_svg
 from rnngrade.results.model import Baseline, GradeResult, Measurement, Outcome, TestResult
+from rnngrade.results.plots import outcome_figure, svg_figure
 from rnngrade.results.render import (
     load_schema,
     render_feedback_html,
@@ -78,10 +78,12 @@ def test_the_picture_is_escaped_and_bounded():
         reference_curve=["<b>", None, 1.0])
     html = render_feedback_html(result_with(hostile))
     assert "<script>alert" not in html and "<img" not in html
-    svg = str(curve_svg(hostile))
-    assert len(svg) < 20_000 and svg.count("<polyline") == 2
+    svg = str(svg_figure(outcome_figure(hostile)))
+    # the reference curve keeps one number: a dot, not a line through one point
+    assert len(svg) < 20_000 and svg.count("<polyline") == 1 and svg.count("<circle") == 1
     assert "nan" not in svg.lower() and "inf" not in svg.lower()
-    assert str(curve_svg(loss_measurement(curve=[], reference_curve=[]))) == ""
+    assert outcome_figure(loss_measurement(curve=[], reference_curve=[math.nan])) is None
+    assert str(svg_figure(outcome_figure(loss_measurement(curve=[], reference_curve=[])))) == ""
 
 
 def test_results_round_trip_through_json():

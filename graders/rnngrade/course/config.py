@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import yaml
-
 from rnngrade.errors import UsageError
 from rnngrade.paths import course_root
+from rnngrade.yaml_files import load_mapping
 
 FILENAME = "course.yaml"
 MISSING_CHOICES = ("zero", "excused")
@@ -96,12 +95,7 @@ def find_course(explicit: Path | None) -> Course | None:
 
 def load_course(path: Path, known_labs: set[str] | None = None) -> Course:
     """Read and check a course file; ``known_labs`` defaults to the labs of this course."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CourseError(f"{path}: cannot read it ({exc})") from None
-    except yaml.YAMLError as exc:
-        raise CourseError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    data = load_mapping(path, CourseError)
     if known_labs is None:
         from rnngrade.labs import LABS
 

@@ -9,6 +9,10 @@ and rebuilds the course-wide ``OUT/grades.csv`` (see ``export``: one gradebook a
 lab, so batching another lab into the same ``OUT`` replaces nothing of the first). A run killed
 at any point resumes where it stopped: committed results are skipped, and reports missing for
 them are rewritten from the gradebook.
+
+What a worker returns is untrusted: it is cleaned once, as it arrives (``_recorded``), and both
+the gradebook row and the reports are made from that cleaned result. A result read back from the
+gradebook is cleaned again on its way to a report: the file may come from another grader version.
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ from rnngrade.grading.scoring import grader_failed, not_graded
 from rnngrade.labs import Lab, get_lab
 from rnngrade.results.model import GradeResult, Status
 from rnngrade.results.render import write_reports
-from rnngrade.results.sanitize import clean_name, clean_result, clean_text
+from rnngrade.results.sanitize import Cleaned, clean, clean_name, clean_text
 
 DEFAULT_TIMEOUT = 900.0  # seconds for one whole submission (the sandbox limits every call)
 REPORTS = ("results.json", "feedback.html", "feedback.md")
@@ -263,7 +267,8 @@ def run_batch(sources: list[Path], options: BatchOptions,
             reports = folder / "students" / entry.student
             failed = ""
             if not all((reports / name).exists() for name in REPORTS):
-                failed = _write_reports(result, reports)  # killed between commit and reports
+                # killed between commit and reports; what the file gives back is cleaned again
+                failed = _write_reports(result, reports)
             report.skipped += 1
             report.rows.append(Row(entry.student, known.status, result.score, result.max_score,
                                    result.execution_time, failed or note(result, mistakes),
@@ -281,12 +286,14 @@ def run_batch(sources: list[Path], options: BatchOptions,
         report.status = "interrupted"
         outcomes = _grade_all(todo, executor)
         for entry, payload, outcome in outcomes:
-            item = _recorded(entry, payload, outcome, lab, rubric, device)
-            failed = _write_reports(item.result, folder / "students" / entry.student)
+            item, cleaned = _recorded(entry, payload, outcome, lab, rubric, device)
+            failed = _write_reports(cleaned, folder / "students" / entry.student)
             if failed:  # a grader fault: not graded, retried by the next run; the batch goes on
-                item = _recorded(entry, payload, {"status": GRADER_ERROR, "detail": failed,
-                                                  "worker": item.worker}, lab, rubric, device)
-                _write_reports(item.result, folder / "students" / entry.student)
+                item, cleaned = _recorded(entry, payload, {"status": GRADER_ERROR,
+                                                           "detail": failed,
+                                                           "worker": item.worker},
+                                          lab, rubric, device)
+                _write_reports(cleaned, folder / "students" / entry.student)
             book.record(run_id, item, version, isolation)
             report.graded += 1
             report.errors += item.status != GRADED
@@ -412,9 +419,10 @@ def _grade_all(todo: list[tuple[Entry, str]], executor: LocalPool | DaskExecutor
     yield from flush()
 
 
-def _write_reports(result: GradeResult, folder: Path) -> str:
+def _write_reports(result: GradeResult | Cleaned, folder: Path) -> str:
     """Write one student's reports; "" when done, else why they could not be written (a fault
-    of the grader or of the disk: it must not stop the other students' grading)."""
+    of the grader or of the disk: it must not stop the other students' grading). A result that
+    is not ``Cleaned`` (one loaded back from the gradebook) is cleaned on the way."""
     try:
         write_reports(result, folder)
     except Exception as exc:  # noqa: BLE001 - any failure is recorded for this student alone
@@ -423,8 +431,9 @@ def _write_reports(result: GradeResult, folder: Path) -> str:
 
 
 def _recorded(entry: Entry, payload: Payload | None, outcome: dict, lab: Lab, rubric: Rubric,
-              device: str) -> Recorded:
-    """The gradebook record of one outcome (a GradeResult even when nothing could be graded)."""
+              device: str) -> tuple[Recorded, Cleaned]:
+    """The gradebook record of one outcome (a GradeResult even when nothing could be graded),
+    and its result marked as cleaned, for the reports."""
     sha = payload.sha256 if payload is not None else ""
     size = payload.size if payload is not None else 0
     if "result" in outcome:
@@ -440,6 +449,7 @@ def _recorded(entry: Entry, payload: Payload | None, outcome: dict, lab: Lab, ru
                    else "not graded: the grader could not finish this submission")
         result = not_graded(lab, rubric, entry.path.name, device, outcome["error"],
                             message=message)
-    # the storage boundary: everything the submission controls is cleaned and bounded here
+    # the storage boundary: everything the submission controls is cleaned and bounded here, once
+    cleaned = clean(result)
     return Recorded(entry.student, clean_name(entry.path.name), entry.kind, sha, size, status,
-                    clean_result(result), outcome.get("worker", ""))
+                    cleaned.result, outcome.get("worker", "")), cleaned

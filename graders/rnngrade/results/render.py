@@ -1,10 +1,12 @@
 """Rendering a GradeResult with the Jinja2 templates in ``templates/``.
 
 Every report goes through ``prepared``: the result is cleaned (``sanitize.clean_result``: the
-one boundary for text the submission controls) and, for the reports a student reads, reduced to
-what the rubric's visibility lets them see (``visibility.student_view``). The templates then
-escape for their format: HTML and XML by Jinja2's autoescape, Markdown with the ``md_inline`` and
-``md_code`` filters (``escape``), JSON by ``tojson``.
+one boundary for text the submission controls), unless it comes marked as cleaned already
+(``sanitize.Cleaned``: made where a result crosses from the worker into the gradebook), and for
+the reports a student reads reduced to what the rubric's visibility lets them see
+(``visibility.student_view``). The templates then escape for their format: HTML and XML by
+Jinja2's autoescape, Markdown with the ``md_inline`` and ``md_code`` filters (``escape``), JSON
+by ``tojson``.
 """
 
 from __future__ import annotations
@@ -19,12 +21,11 @@ import jinja2
 from rnngrade.diagnosis.feedback import fix_sections
 from rnngrade.harness.formatting import format_points
 from rnngrade.paths import templates_dir
-from rnngrade.results.curves import curve_svg
 from rnngrade.results.escape import md_code, md_inline
 from rnngrade.results.gradescope import overall_output, test_output, to_gradescope
 from rnngrade.results.model import GradeResult
-from rnngrade.results.plots import svg_figure
-from rnngrade.results.sanitize import clean_result
+from rnngrade.results.plots import outcome_figure, svg_figure
+from rnngrade.results.sanitize import Cleaned, clean_result
 from rnngrade.results.visibility import student_view
 
 MARKDOWN_LIMIT = 60 * 1024  # GitHub comments take 65,536 characters; keep room for a wrapper
@@ -36,9 +37,10 @@ class Audience(Enum):
     INSTRUCTOR = "instructor"  # results.json (Gradescope applies its visibility field)
 
 
-def prepared(result: GradeResult, audience: Audience) -> GradeResult:
-    """``result`` cleaned, and for a student reduced to what they may see."""
-    cleaned = clean_result(result)
+def prepared(result: GradeResult | Cleaned, audience: Audience) -> GradeResult:
+    """``result`` cleaned (unless it is ``Cleaned`` already), and for a student reduced to what
+    they may see."""
+    cleaned = result.result if isinstance(result, Cleaned) else clean_result(result)
     return student_view(cleaned) if audience is Audience.STUDENT else cleaned
 
 
@@ -56,7 +58,7 @@ def environment() -> jinja2.Environment:
     env.filters["md_code"] = md_code
     env.globals["test_output"] = test_output
     env.globals["fix_sections"] = fix_sections
-    env.globals["curve_svg"] = curve_svg
+    env.globals["outcome_figure"] = outcome_figure
     env.globals["svg_figure"] = svg_figure
     return env
 
@@ -65,19 +67,19 @@ def render(template: str, **context: object) -> str:
     return environment().get_template(template).render(**context)
 
 
-def render_results_json(result: GradeResult) -> str:
+def render_results_json(result: GradeResult | Cleaned) -> str:
     return _results_json(prepared(result, Audience.INSTRUCTOR))
 
 
-def render_feedback_html(result: GradeResult) -> str:
+def render_feedback_html(result: GradeResult | Cleaned) -> str:
     return _feedback_html(prepared(result, Audience.STUDENT))
 
 
-def render_feedback_md(result: GradeResult, limit: int = MARKDOWN_LIMIT) -> str:
+def render_feedback_md(result: GradeResult | Cleaned, limit: int = MARKDOWN_LIMIT) -> str:
     return _feedback_md(prepared(result, Audience.STUDENT), limit)
 
 
-def render_junit(result: GradeResult) -> str:
+def render_junit(result: GradeResult | Cleaned) -> str:
     return _junit(prepared(result, Audience.STUDENT))
 
 
@@ -103,7 +105,7 @@ def _junit(shown: GradeResult) -> str:
     return render("junit.xml.j2", r=shown)
 
 
-def write_reports(result: GradeResult, out: Path) -> dict[str, Path]:
+def write_reports(result: GradeResult | Cleaned, out: Path) -> dict[str, Path]:
     """Write results.json, feedback.html, feedback.md and junit.xml into ``out`` (atomically)."""
     out.mkdir(parents=True, exist_ok=True)
     everything = prepared(result, Audience.INSTRUCTOR)
