@@ -37,6 +37,17 @@ def torch_module():
     return torch
 
 
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """torch on one thread in this process while a Part B test runs (the reference's side): the
+    model is small, and on a busy machine a second thread's waiting costs seconds per call."""
+    torch = torch_module()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def initial_params(reference, seed: int, dtype, device: str = "cpu") -> dict:
     """The model's initial parameters for ``seed`` (the reference's ``init_forecaster``),
     without disturbing the grader's generators."""
@@ -163,16 +174,11 @@ def _losses(fit) -> list[float]:
 
 
 def _reference_run(reference, data: dict, seed: int) -> list[float]:
-    """The reference's per-window training curve on one thread (as in the worker)."""
+    """The reference's per-window training curve (on one thread, as in the worker)."""
     torch = torch_module()
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with torch.random.fork_rng(devices=[]):
-            params = initial_params(reference, seed, torch.float32)
-            fit = reference.train_forecaster(params, data["dX"], data["dY"], EPOCHS, seed)
-    finally:
-        torch.set_num_threads(threads)
+    with torch.random.fork_rng(devices=[]):
+        params = initial_params(reference, seed, torch.float32)
+        fit = reference.train_forecaster(params, data["dX"], data["dY"], EPOCHS, seed)
     return _losses(fit)
 
 
