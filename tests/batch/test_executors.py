@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,79 @@ def test_grade_payload_reports_problems_as_data(tmp_path):
     assert outcome["status"] == "error" and "refusing" in outcome["error"]
     broken = grade_payload({**spec, "lab": "lab99"}, evil)
     assert "error" in broken or "fatal" in broken
+
+
+def _children(pid: int) -> set[int]:
+    children: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        children |= {int(c) for c in (task / "children").read_text().split()}
+    return children
+
+
+def test_sandboxed_workers_use_clones_of_the_coordinator_s_zygote(tmp_path):
+    from rnngrade.sandbox import SandboxUnavailable
+    from rnngrade.sandbox.zygote import shared_client
+
+    try:
+        mother = shared_client()
+    except SandboxUnavailable as exc:
+        pytest.skip(f"sandbox unavailable here: {exc}")
+    lab = get_lab("lab1")
+    folder = tmp_path / "class"
+    folder.mkdir()
+    write_entry(folder, "alice", lab, lab.solution_path().read_text(), "py")
+    pool = LocalPool(GradingSpec("lab1", "cpu", False), 1, timeout=120)
+    before = _children(mother.info["pid"])
+    tasks = [(e.student, read_entry(e).to_wire()) for e in [Entry("alice", folder / "alice.py")]]
+    for _, outcome in pool.run(tasks):
+        worker = int(outcome["worker"].rsplit(":", 1)[1])
+        clones = _children(mother.info["pid"]) - before
+        assert len(clones) == 1  # the worker's zygote, forked from this process's
+        assert _children(worker) == set()  # the worker started no zygote of its own
+        result = outcome["result"]
+        assert result["score"] == result["max_score"] and result["protections"]
+    assert all(_ends(pid) for pid in clones)  # gone with its worker
+
+
+def _ends(pid: int, timeout: float = 10.0) -> bool:
+    """Whether process ``pid`` exits within ``timeout`` (a zombie counts)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX":
+                return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("lab, inprocess, server, zygote", [
+    ("lab1", False, ["torch"], True),  # a lab with torch checks: its workers get torch too
+    ("lab1", True, ["torch"], False),  # no sandbox: no zygote
+    ("lab2", False, [], True),  # no torch checks: the grading processes never import torch
+    ("lab99", False, None, False),  # a lab the batch will refuse: nothing started
+])
+def test_start_early_starts_the_fork_server_and_the_zygote(monkeypatch, lab, inprocess, server,
+                                                            zygote):
+    import multiprocessing.forkserver
+
+    from rnngrade.gradebook import executors
+    from rnngrade.sandbox import zygote as zygote_module
+
+    started: dict[str, object] = {}
+    monkeypatch.setattr(multiprocessing.forkserver, "ensure_running",
+                        lambda: started.setdefault("server", list(
+                            multiprocessing.forkserver._forkserver._preload_modules)))
+    monkeypatch.setattr(zygote_module, "start_soon", lambda: started.setdefault("zygote", True))
+    saved = list(multiprocessing.forkserver._forkserver._preload_modules)
+    try:
+        executors.start_early(GradingSpec(lab, "cpu", inprocess))
+    finally:
+        multiprocessing.forkserver.set_forkserver_preload(saved)
+    preloaded = started.get("server")
+    assert (preloaded is None) == (server is None)
+    if server is not None:
+        assert isinstance(preloaded, list) and "rnngrade.grading.engine" in preloaded
+        assert ("torch" in preloaded) == ("torch" in server)
+    assert started.get("zygote", False) == zygote

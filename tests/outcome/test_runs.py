@@ -124,3 +124,76 @@ def test_lab8_part_b_same_figures_at_j1_and_j2_and_on_every_run(tmp_path):
     per_window = {student: dict(figures)["RMSE of the per-window model"]
                   for student, (_, figures) in runs[0].items()}
     assert per_window["ref"] < 0.2 < per_window["accumulate"]
+
+
+LAB11_OUTCOMES = ("test_train_seq2seq_attention_reaches_band", "test_train_seq2seq_bottleneck",
+                  "test_greedy_decode_batch_exposure_bias", "test_decoder_step_beam_search",
+                  "test_greedy_decode_batch_alignment")
+
+
+@pytest.mark.slow
+def test_lab11_same_figures_at_j1_and_j2_and_on_every_run(tmp_path):
+    """Lab 11's training runs (torch) give the same figures on every run and at any
+    parallelism: the reference, and a loop that draws the same batch at every update."""
+    lab = get_lab("lab11")
+    reference = (course_root() / "fixtures" / "submissions" / "lab11" / "reference" /
+                 "seq2seq.py").read_text(encoding="utf-8")
+    mutants = {m.name: m for m in load_mutant_table(lab.suite_dir() / "mutants.py")}
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "ref.py").write_text(reference, encoding="utf-8")
+    (folder / "same.py").write_text(mutants["same_batch_every_step"].apply(reference),
+                                    encoding="utf-8")
+    figures = []
+    for jobs in (1, 2, 2):
+        out = tmp_path / f"out{len(figures)}"
+        run_batch([folder], BatchOptions(lab="lab11", out=out, jobs=jobs, device="cpu"))
+        got = {}
+        for student in ("ref", "same"):
+            data = json.loads((out / "students" / student / "results.json").read_text())
+            got[student] = (data["score"], [(t["test_id"], [(m["name"], m["value"]) for m in
+                                                             t["measurements"]])
+                                            for t in data["tests"]
+                                            if t["test_id"] in LAB11_OUTCOMES])
+        figures.append(got)
+        shutil.rmtree(out)
+    assert figures[0] == figures[1] == figures[2]
+    first = dict(figures[0]["ref"][1])["test_train_seq2seq_attention_reaches_band"]
+    assert all(value >= 0.9 for _, value in first)
+    same = dict(figures[0]["same"][1])["test_train_seq2seq_attention_reaches_band"]
+    assert any(value < 0.9 for _, value in same)
+
+
+LAB10_OUTCOME_TESTS = ("test_lstm_forget_bias_5_solves_lag_25",
+                       "test_lstm_forget_bias_1_stays_at_chance",
+                       "test_diagonal_linear_solves_lag_100")
+
+
+@pytest.mark.slow
+def test_lab10_same_figures_at_j1_and_j2_and_on_every_run(tmp_path):
+    """Lab 10's three training runs: the same accuracies over three batches, at -j 1 and -j 2,
+    for the reference and for a model whose forget bias is doubled."""
+    lab10 = course_root() / "fixtures" / "submissions" / "lab10"
+    reference = (lab10 / "reference" / "memory.py").read_text(encoding="utf-8")
+    mutants = {m.name: m for m in load_mutant_table(get_lab("lab10").suite_dir() / "mutants.py")}
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "ref.py").write_text(reference, encoding="utf-8")
+    (folder / "doubled.py").write_text(mutants["forget_bias_in_both_vectors"].apply(reference),
+                                       encoding="utf-8")
+    figures = []
+    for jobs in (1, 2, 2):
+        out = tmp_path / f"out{len(figures)}"
+        run_batch([folder], BatchOptions(lab="lab10", out=out, jobs=jobs, device="cpu"))
+        got = {}
+        for student in ("ref", "doubled"):
+            data = json.loads((out / "students" / student / "results.json").read_text())
+            tests = {t["test_id"]: t for t in data["tests"]}
+            got[student] = (data["score"], [[(m["name"], m["value"]) for m in
+                                             tests[name]["measurements"]]
+                                            for name in LAB10_OUTCOME_TESTS])
+        figures.append(got)
+        shutil.rmtree(out)
+    assert figures[0] == figures[1] == figures[2]
+    accuracies = [runs[0][1] for runs in figures[0]["ref"][1]]
+    assert accuracies[0] >= 0.95 and accuracies[1] <= 0.25 and accuracies[2] >= 0.95

@@ -7,6 +7,7 @@ vectors and the sample submissions (the reference and the stub as a folder, a no
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib.util
 import io
@@ -14,6 +15,7 @@ import stat
 import tempfile
 import warnings
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -188,8 +190,28 @@ def _zip(files: dict[str, bytes]) -> bytes:
 
 def generated_files(lab: Lab, root: Path | None = None) -> list[Generated]:
     items = [stub_for(lab, root), notebook_for(lab, root)]
-    items += [v for v in (vectors_for(lab, root), fingerprints_for(lab, root)) if v is not None]
+    with _one_torch_thread(lab):
+        items += [v for v in (vectors_for(lab, root), fingerprints_for(lab, root))
+                  if v is not None]
     return items + sample_submissions(lab, root)
+
+
+@contextlib.contextmanager
+def _one_torch_thread(lab: Lab) -> Iterator[None]:
+    """torch on one thread while a torch lab's vectors are computed: the course's figures were
+    measured so, the vectors then do not depend on the machine's cores, and a shared machine
+    is not oversubscribed."""
+    if not lab.uses_torch:
+        yield
+        return
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def write_generated(lab: Lab, root: Path | None = None) -> list[Path]:

@@ -37,6 +37,7 @@ from rnngrade.gradebook.executors import (
     Task,
     default_workers,
     grader_version,
+    start_early,
 )
 from rnngrade.gradebook.export import lab_folder, mutant_names, write_exports
 from rnngrade.gradebook.roster import (
@@ -221,6 +222,13 @@ def _check(sources: list[Path], options: BatchOptions) -> tuple[Lab, Rubric, str
     return lab, rubric, device
 
 
+def _isolation(options: BatchOptions) -> str:
+    """How results are graded, as recorded with each one: a later batch with other settings
+    grades the submission again (so does switching outcome tests back on)."""
+    isolation = "inprocess" if options.inprocess else "sandbox"
+    return isolation + ("" if options.outcome else NO_OUTCOME)
+
+
 def run_batch(sources: list[Path], options: BatchOptions,
               progress: ProgressHook | None = None) -> BatchReport:
     """Grade every entry of the folders ``sources`` into ``options.out`` (see the module doc).
@@ -232,12 +240,12 @@ def run_batch(sources: list[Path], options: BatchOptions,
     out.mkdir(parents=True, exist_ok=True)
     entries = _entries(sources, out, options.only)
     manifests = _manifests(options.course, sources)  # a bad manifest stops us before grading
-    isolation = "inprocess" if options.inprocess else "sandbox"
-    if not options.outcome:  # recorded with each result: switching it back regrades
-        isolation += NO_OUTCOME
+    isolation = _isolation(options)
     mistakes = mutant_names(lab.name)
     version = grader_version(lab.name)
     spec = GradingSpec(lab.name, device, options.inprocess, options.budget, options.outcome)
+    if options.executor == "local":
+        start_early(spec)  # the workers' fork server and zygote, while the entries are read
 
     roster = options.roster if options.roster is not None else saved_roster(out)
     lock = _Lock(out)

@@ -18,6 +18,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 import traceback
@@ -65,13 +66,15 @@ _LOCK = threading.Lock()
 
 
 def single_threaded() -> None:
-    """One compute thread per grading process: the workers already use every core."""
+    """One compute thread per grading process: the workers already use every core. (torch,
+    when imported later, reads the thread count from the environment; importing it here would
+    cost a lab without torch checks a second.)"""
     for name in THREAD_VARIABLES:
         os.environ.setdefault(name, "1")
-    with contextlib.suppress(Exception):
-        import torch
-
-        torch.set_num_threads(1)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        with contextlib.suppress(Exception):
+            torch.set_num_threads(1)
 
 
 def grade_payload(spec: dict, payload: dict) -> dict:
@@ -103,10 +106,17 @@ def grade_payload(spec: dict, payload: dict) -> dict:
             "cpu_seconds": round(time.process_time() - cpu, 4)}
 
 
-def _worker_main(conn: Connection, spec: dict) -> None:
-    """A local grading process: build the grader, then grade what the coordinator sends."""
+def _worker_main(conn: Connection, spec: dict,
+                 zygote: tuple[socket.socket, int] | None = None) -> None:
+    """A local grading process: build the grader, then grade what the coordinator sends.
+    ``zygote``: the clone of the coordinator's zygote this process's sandbox uses (None: it
+    starts one of its own)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's business
     single_threaded()
+    if zygote is not None:
+        from rnngrade.sandbox.zygote import adopt
+
+        adopt(*zygote)
     from rnngrade.grading.engine import shared_grader
 
     try:
@@ -147,27 +157,57 @@ def _child_environment() -> Iterator[None]:
                 os.environ[name] = value
 
 
-def _context() -> Any:
-    """Workers fork from a server that has imported torch and the engine once (a fresh worker
-    then starts in a fraction of a second); spawn where there is no fork server."""
+def _context(uses_torch: bool = False) -> Any:
+    """Workers fork from a server that has imported the engine once, and torch for a lab with
+    torch checks (a fresh worker then starts in a fraction of a second); spawn where there is
+    no fork server. The server is the same for every pool of this process: its first start
+    decides what it imports."""
     try:
         ctx = multiprocessing.get_context("forkserver")
     except ValueError:
         return multiprocessing.get_context("spawn")
-    ctx.set_forkserver_preload(["rnngrade.grading.engine", "rnngrade.gradebook.executors"])
+    ctx.set_forkserver_preload(["rnngrade.grading.engine", "rnngrade.gradebook.executors",
+                                *(["torch"] if uses_torch else [])])
     return ctx
+
+
+def start_early(spec: GradingSpec) -> None:
+    """Start now what a local pool for ``spec`` will need (the fork server of its workers, and
+    for a sandboxed batch this process's zygote, which each worker's zygote is forked from), so
+    that they import torch and the grader while the batch reads its entries. Starting nothing
+    is harmless: the pool starts them itself when it needs them. (Nothing for a lab that does
+    not exist: the batch will refuse it.)"""
+    from rnngrade.labs import get_lab
+
+    try:
+        uses_torch = get_lab(spec.lab).uses_torch
+    except RnngradeError:
+        return
+    with contextlib.suppress(Exception):
+        ctx = _context(uses_torch)
+        if ctx.get_start_method() == "forkserver":
+            from multiprocessing import forkserver
+
+            with _child_environment():  # the server's environment is every worker's
+                forkserver.ensure_running()
+    _coordinator_zygote(spec.to_wire(), start=True)
 
 
 class _Slot:
     """One worker process and the task it is grading."""
 
-    def __init__(self, ctx: Any, spec: dict) -> None:
+    def __init__(self, ctx: Any, spec: dict, zygote: Any = None) -> None:
         parent, child = ctx.Pipe()
-        with _child_environment():
-            self.process = ctx.Process(target=_worker_main, args=(child, spec),
-                                       name="rnngrade-grader", daemon=True)
-            self.process.start()
-        child.close()
+        clone = _clone(zygote)
+        try:
+            with _child_environment():
+                self.process = ctx.Process(target=_worker_main, args=(child, spec, clone),
+                                           name="rnngrade-grader", daemon=True)
+                self.process.start()
+        finally:
+            child.close()
+            if clone is not None:
+                clone[0].close()  # the worker's now
         self.conn: Connection = parent
         self.ready = False
         self.task: Task | None = None
@@ -188,6 +228,34 @@ class _Slot:
         self.conn.close()
 
 
+def _clone(zygote: Any) -> tuple[socket.socket, int] | None:
+    """A clone of the coordinator's zygote for a new worker (None: the worker starts its own,
+    and reports why it cannot if that fails too)."""
+    if zygote is None:
+        return None
+    try:
+        return zygote.clone()
+    except Exception:  # noqa: BLE001 - only an optimisation; the worker's own start says why
+        return None
+
+
+def _coordinator_zygote(spec: dict, start: bool = False) -> Any:
+    """This process's zygote, whose clones the workers of a sandboxed batch use (None when
+    there is none to be had: each worker then starts its own). With ``start``, only start it
+    in the background (``start_soon``) and return None."""
+    if spec["inprocess"]:
+        return None
+    try:
+        from rnngrade.sandbox.zygote import shared_client, start_soon
+
+        if start:
+            start_soon()
+            return None
+        return shared_client()
+    except Exception:  # noqa: BLE001 - only an optimisation (see _clone)
+        return None
+
+
 class LocalPool:
     """``workers`` grading processes on this machine (one compute thread each).
 
@@ -202,16 +270,19 @@ class LocalPool:
         self.workers = max(1, workers)
         self.timeout = timeout
         self.start_timeout = start_timeout
-        self._ctx = _context()
+        self._ctx = _context(_uses_torch(spec.lab))
         self._slots: list[_Slot] = []
         self._failed_starts = 0
+        self._zygote: Any = _coordinator_zygote(self.spec, start=True)  # None until run()
 
     def run(self, tasks: Iterable[Task]) -> Generator[tuple[str, dict], None, None]:
         """Grade ``tasks`` (pulled lazily); yield ``(key, outcome)`` as they finish."""
         pending = iter(tasks)
         exhausted = False
         try:
-            self._slots = [_Slot(self._ctx, self.spec) for _ in range(self.workers)]
+            self._zygote = _coordinator_zygote(self.spec)
+            self._slots = [_Slot(self._ctx, self.spec, self._zygote)
+                           for _ in range(self.workers)]
             while True:
                 for slot in self._slots:
                     if slot.ready and slot.task is None and not exhausted:
@@ -265,7 +336,7 @@ class LocalPool:
                 if self._failed_starts >= 3:
                     raise GraderBroken("grading workers keep failing to start ("
                                        f"{_describe_exit(slot.process.exitcode)})")
-            self._slots[i] = _Slot(self._ctx, self.spec)
+            self._slots[i] = _Slot(self._ctx, self.spec, self._zygote)
             if task is None:
                 continue
             if late:
@@ -286,6 +357,15 @@ class LocalPool:
             else:
                 slot.kill()
         self._slots = []
+
+
+def _uses_torch(lab_name: str) -> bool:
+    from rnngrade.labs import get_lab
+
+    try:
+        return get_lab(lab_name).uses_torch
+    except RnngradeError:  # the workers report it
+        return False
 
 
 def _describe_exit(code: int | None) -> str:

@@ -2,8 +2,9 @@
 
 ``LabAssets`` holds the lab's rubric, its reference solution loaded as a module, every mutant
 applied and loaded, the ``INDISTINGUISHABLE`` table of its mutants, the lab's worker helpers
-(``helpers.py``, built and checked) and what the source notes compare a submission with (the
-reference's signatures and parameter keys), all read from one snapshot of the files and keyed by one
+(``helpers.py``, built and checked), what the source notes compare a submission with (the
+reference's signatures and parameter keys) and which graded functions the reference's call
+each other (for stand-ins), all read from one snapshot of the files and keyed by one
 content digest: SHA-256 over the lab's metadata, every file of its hidden suite and its
 reference solution. The same digest decides when a long-lived grader is
 rebuilt and is recorded as the results' ``grader_version``; nothing here is cached at module
@@ -28,6 +29,7 @@ from rnngrade import __version__
 from rnngrade.diagnosis.mutants import Mutant, load_source_as_module, strip_markers
 from rnngrade.errors import MutantError, RubricError, SuiteError
 from rnngrade.grading.rubric import Rubric, parse_rubric
+from rnngrade.grading.stand_ins import callees_of
 from rnngrade.lab_helpers import HELPERS_FILE, LabHelpers, build_lab_helpers
 from rnngrade.labs import Lab, get_lab
 from rnngrade.paths import course_root
@@ -83,6 +85,7 @@ class LabAssets:
     indistinguishable: dict[frozenset[str], str] = field(default_factory=dict)
     helpers: LabHelpers = field(default_factory=lambda: LabHelpers("", ""))
     facts: ReferenceFacts = field(default_factory=lambda: ReferenceFacts({}, frozenset()))
+    callees: dict[str, frozenset[str]] = field(default_factory=dict)  # see stand_ins.callees_of
 
     @property
     def version(self) -> str:
@@ -128,7 +131,8 @@ def load_lab_assets(lab_name: str, root: Path | None = None) -> LabAssets:
     helpers = build_lab_helpers(lab.name, _text(files, suite / HELPERS_FILE, root),
                                 suite / HELPERS_FILE)
     return LabAssets(lab, root, digest, rubric, source, reference, tuple(mutants), allowed,
-                     helpers, reference_facts(source))
+                     helpers, reference_facts(source),
+                     callees_of(strip_markers(source), tuple(lab.functions)))
 
 
 def _text(files: dict[str, bytes], path: Path, root: Path) -> str | None:

@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from rnngrade.diagnosis.mutants import strip_markers
 from rnngrade.grading.checker import Checker, CheckRecord
 from rnngrade.grading.lab_assets import LabAssets, load_lab_assets
 from rnngrade.grading.memo import EXPECTATION_MEMO
-from rnngrade.grading.stand_ins import StandIns, callees_of
+from rnngrade.grading.stand_ins import StandIns
 from rnngrade.harness.checks.plugin import STUDENT_PROVIDER, current_item, lab_of
 from rnngrade.harness.runner.inprocess import InProcessRunner
 from rnngrade.harness.runner.proxy import ModuleProxy
@@ -113,7 +112,7 @@ def check(student: ModuleProxy, reference: ModuleProxy) -> Checker:
 
     memo = item.config.stash.get(EXPECTATION_MEMO, None)
     assets = _assets(item)
-    graph = callees_of(strip_markers(assets.reference_source), tuple(assets.lab.functions))
+    graph = assets.callees
     builtins = frozenset(name.removeprefix("stand_in_") for name in helpers.functions
                          if name.startswith("stand_in_"))
 

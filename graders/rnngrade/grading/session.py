@@ -51,6 +51,23 @@ def _streams_kept() -> Iterator[None]:
         sys.stdin, sys.stdout, sys.stderr = saved
 
 
+@contextlib.contextmanager
+def _no_plugin_autoload() -> Iterator[None]:
+    """pytest loads no plugin from the installed packages' entry points while it configures: a
+    hidden suite uses pytest's own plugins and the ones it is given (scanning every installed
+    distribution's metadata and importing xdist and the like costs a grader start ~0.1 s)."""
+    name = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+    saved = os.environ.get(name)
+    os.environ[name] = "1"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
+
+
 def report_sections(item: pytest.Item) -> list[tuple[str, str, str]]:
     """The ``(when, key, content)`` output sections captured for ``item`` so far."""
     return list(item._report_sections)
@@ -59,7 +76,7 @@ def report_sections(item: pytest.Item) -> list[tuple[str, str, str]]:
 def run_fresh(args: list[str], plugins: list[object], log: io.StringIO, what: str) -> None:
     """Run ``pytest.main(args)`` with ``plugins``, its terminal output into ``log``; SuiteError
     when the session itself did not run (internal, usage error, interrupted)."""
-    with contextlib.redirect_stdout(log):
+    with contextlib.redirect_stdout(log), _no_plugin_autoload():
         code = pytest.main(args, plugins=plugins)
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR,
                 pytest.ExitCode.INTERRUPTED):
@@ -84,7 +101,8 @@ class ReusableSession:
         log = io.StringIO()
         with _streams_kept(), contextlib.redirect_stdout(log):
             try:
-                config = _prepareconfig(args, plugins=plugins)
+                with _no_plugin_autoload():
+                    config = _prepareconfig(args, plugins=plugins)
             except Exception as exc:
                 raise SuiteError(f"cannot start {what}: {exc}") from exc
             session = Session.from_config(config)

@@ -15,6 +15,12 @@ spare/worker (PID 1 of its PID namespace; reparented to the zygote). The zygote 
 only when the grader asks (``reap``/``release``), so a worker's pid is never recycled while the
 grader may still signal it.
 
+A batch's grading processes each need a zygote too: the batch's coordinator starts one while it
+prepares, and each grading process gets a *clone* of it (``ZygoteClient.clone``, ``adopt``): a
+fork of that zygote, with its own control channel, jail directories and workers, so the batch
+imports torch for its workers once. A clone is a fork of a process that only ever imported
+modules, never of a grader.
+
 Control messages are single SOCK_SEQPACKET packets encoded with ``codec`` (descriptors travel as
 SCM_RIGHTS):
 
@@ -22,12 +28,15 @@ SCM_RIGHTS):
     ("spawn", seq, device, limits, isolate) + 3 fds   ("spawned", seq, pid) | ("failed", seq, why)
     ("reap", seq, pid, timeout)                       ("reaped", seq, status | None, cpu seconds)
     ("release", pid)                                  (no answer)
+    ("clone", seq) + 1 fd (the clone's channel)       ("cloned", seq, pid) | ("failed", seq, why)
+                                                      and, on that channel, the clone's "ready"
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import gc
 import json
 import os
@@ -111,6 +120,7 @@ class _Zygote:
         self.counter = 0
         self.want: tuple | None = None  # the key of the spare to keep ready
         self.nice = os.getpriority(os.PRIO_PROCESS, 0)  # the grader's; spares start nicer
+        self.clones: set[int] = set()  # zygotes forked for other graders, reaped when they end
 
     # ---------------------------------------------------------------- main loop
     def run(self) -> None:
@@ -137,6 +147,7 @@ class _Zygote:
                     if spare is not None:
                         self._spare_message(spare)
             self._reap_background()
+            self._reap_clones()
             if self.want is not None and not any(s.key == self.want for s in self.spares):
                 self._start_spare(self.want)
 
@@ -168,12 +179,67 @@ class _Zygote:
         elif op == "reap":
             _, seq, pid, timeout = message
             self._reap(seq, int(pid), float(timeout))
+        elif op == "clone" and len(fds) == 1:
+            self._clone(int(message[1]), fds[0])
         elif op == "release":
             pid = int(message[1])
             if pid in self.workers:
                 self.workers.discard(pid)
                 self.released.add(pid)
                 _kill(pid)
+
+    # ---------------------------------------------------------------- clones
+    def _clone(self, seq: int, fd: int) -> None:
+        """Fork a zygote for another grader, on the channel ``fd`` (see the module docstring).
+        It ends when that grader closes the channel; a clone never outlives its grader's
+        channel, whatever becomes of this zygote."""
+        try:
+            channel = socket.socket(fileno=os.dup(fd))
+        except OSError as exc:
+            send_packet(self.ctl, ("failed", seq, f"no channel for the clone: {exc}"))
+            return
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            channel.close()
+            send_packet(self.ctl, ("failed", seq, f"could not fork a clone: {exc}"))
+            return
+        if pid == 0:
+            try:
+                self._clone_main(channel)
+            except BaseException:  # noqa: BLE001 - report (unbuffered) and go
+                with contextlib.suppress(OSError):
+                    os.write(2, traceback.format_exc().encode(errors="replace"))
+            finally:
+                os._exit(1)
+        channel.close()
+        self.clones.add(pid)
+        send_packet(self.ctl, ("cloned", seq, pid))
+
+    def _clone_main(self, channel: socket.socket) -> None:
+        """In the clone: forget this zygote's channel and spares, take jail directories of its
+        own, say ready on ``channel`` and serve it like a freshly started zygote."""
+        for sock in [self.ctl] + [s.sock for s in self.spares]:
+            sock.detach()  # closed below; the spares stay this zygote's
+        _close_all_but({0, 1, 2, channel.fileno()})
+        isolation.set_child_subreaper()  # not inherited across fork
+        try:
+            staging = tempfile.mkdtemp(prefix="rnngrade-jail-")
+            scratch = tempfile.mkdtemp(prefix="rnngrade-scratch-")
+        except OSError as exc:
+            send_packet(channel, ("broken", f"{type(exc).__name__}: {exc}"))
+            return
+        ctx = dataclasses.replace(self.ctx, staging=staging, scratch=scratch)
+        _serve(channel, ctx)
+
+    def _reap_clones(self) -> None:
+        for pid in list(self.clones):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                self.clones.discard(pid)
 
     # ---------------------------------------------------------------- spares
     def _next_uid(self) -> int:
@@ -431,8 +497,13 @@ def main(control_fd: int, hidden: list[str]) -> None:
     except BaseException as exc:  # tell the grader why, then fail
         send_packet(ctl, ("broken", f"{type(exc).__name__}: {exc}"))
         raise
+    _serve(ctl, ctx)
+
+
+def _serve(ctl: socket.socket, ctx: isolation.Context) -> None:
+    """Say ready on ``ctl``, serve it until the grader closes it, clean up and exit."""
     send_packet(ctl, ("ready", {"pid": os.getpid(), "privileged": ctx.privileged,
-                                "binds": ctx.binds, "dirs": [staging, scratch]}))
+                                "binds": ctx.binds, "dirs": [ctx.staging, ctx.scratch]}))
     zygote = _Zygote(ctl, ctx)
     try:
         zygote.run()
@@ -466,6 +537,50 @@ def _hidden_paths() -> list[str]:
     return paths
 
 
+class _Elsewhere:
+    """The part of ``Popen`` a client uses, for a zygote that is not this process's child (a
+    clone: its parent is the zygote it was forked from, which reaps it)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._fd = -1
+        with contextlib.suppress(OSError, AttributeError):
+            self._fd = os.pidfd_open(pid)
+
+    def _ended(self, timeout: float) -> bool:
+        if self._fd >= 0:
+            return bool(select.select([self._fd], [], [], timeout)[0])
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                os.kill(self.pid, 0)
+            except ProcessLookupError:
+                return True
+            except PermissionError:
+                return False
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+
+    def poll(self) -> int | None:
+        return 0 if self._ended(0.0) else None
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._ended(3600.0 if timeout is None else timeout):
+            raise subprocess.TimeoutExpired("zygote", timeout or 0.0)
+        _close(self._fd)
+        self._fd = -1
+        return 0
+
+    def kill(self) -> None:
+        if self._fd >= 0 and hasattr(signal, "pidfd_send_signal"):
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._fd, signal.SIGKILL)
+            return
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+
+
 @dataclass
 class _PendingSpawn:
     """A spawn request sent ahead of need: its sequence number and the grader's ends."""
@@ -493,14 +608,38 @@ class ZygoteClient:
     starts and says hello while the grader gets on with other work, and the next ``spawn`` with
     the same settings hands it out at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, adopted: tuple[socket.socket, int] | None = None) -> None:
+        """Start a zygote, or with ``adopted`` (a channel and a pid, from ``clone`` in
+        another process) use that clone."""
         self._lock = threading.Lock()
         self._seq = 0
         self._replies: dict[int, tuple] = {}  # answers that arrived while awaiting another
         self._standby: _PendingSpawn | None = None
         self.owner = os.getpid()
         self.info: dict = {}
-        self._start()
+        self.process: subprocess.Popen | _Elsewhere
+        if adopted is None:
+            self._start()
+        else:
+            self.sock, pid = adopted
+            self.process = _Elsewhere(pid)
+            self._ready()
+
+    def clone(self) -> tuple[socket.socket, int]:
+        """A zygote for another grader process, forked from this one: its channel and pid, to
+        hand to that process (which calls ``adopt``). This process must not use the channel."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            reply = self._request(("clone",), [theirs.fileno()], timeout=SPARE_TIMEOUT)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        if reply[0] != "cloned":
+            ours.close()
+            raise SandboxUnavailable(f"could not clone the zygote: {reply[2:]}")
+        return ours, int(reply[2])
 
     def _start(self) -> None:
         if sys.platform != "linux":
@@ -519,7 +658,16 @@ class ZygoteClient:
         self.sock = parent
         try:
             parent.send(json.dumps({"path": paths, "hidden": _hidden_paths()}).encode())
-            message, _ = recv_packet(parent, START_TIMEOUT)
+        except OSError as exc:
+            self.close()
+            raise SandboxUnavailable(f"the sandbox's zygote process did not start ({exc})"
+                                     ) from None
+        self._ready()
+
+    def _ready(self) -> None:
+        """Wait for the zygote's "ready" (its facts into ``info``)."""
+        try:
+            message, _ = recv_packet(self.sock, START_TIMEOUT)
         except (ChannelClosed, ChannelTimeout, ProtocolError, OSError) as exc:
             self.close()
             raise SandboxUnavailable(f"the sandbox's zygote process did not start ({exc})"
@@ -733,6 +881,20 @@ def shared_client() -> ZygoteClient:
                 client.close()
             _CLIENT = client = ZygoteClient()
         return client
+
+
+def adopt(channel: socket.socket, pid: int) -> None:
+    """Make the clone on ``channel`` (see ``ZygoteClient.clone``) this process's zygote; when it
+    cannot be used, ``shared_client`` starts one as usual."""
+    global _CLIENT
+    try:
+        client = ZygoteClient((channel, pid))
+    except SandboxUnavailable:
+        return
+    with _CLIENT_LOCK:
+        previous, _CLIENT = _CLIENT, client
+    if previous is not None and previous.owner == os.getpid():
+        previous.close()
 
 
 def close_shared_client() -> None:
