@@ -2,6 +2,7 @@
 
     python benchmarks/bench_outcome.py                      # lab9, 40 submissions, -j 2, sandboxed
     python benchmarks/bench_outcome.py --count 10 --jobs 1  # a quick look
+    python benchmarks/bench_outcome.py --lab lab8 --count 4  # lab 8 with its Part B
 
 The batch holds the reference, the stub, every known mistake of the lab and, up to ``--count``,
 copies of the reference under other names. It prints the batch's wall time and throughput, the
@@ -62,7 +63,8 @@ def main() -> None:
         wall = time.perf_counter() - started
         total, outcome, scores = [], [], {}
         for name in names:
-            data = json.loads((out / "students" / name / "results.json").read_text())
+            data = json.loads((out / args.lab / "students" / name / "results.json")
+                              .read_text())
             total.append(data["execution_time"])
             outcome.append(sum(t["execution_time"] for t in data["tests"]
                                if t.get("measurements")))

@@ -14,15 +14,20 @@ every function below (README, "Conventions"):
 - a residual is ``r_t = x_t - x̂_t``; rolling statistics are trailing: output ``i`` covers
   ``values[i-w+1 : i+1]`` and the first ``w - 1`` outputs are NaN.
 
-Nothing here imports torch.
+Part A imports nothing but NumPy; the optional Part B (the LSTM forecaster, at the end)
+imports torch inside its functions.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import torch
 
 METHODS = ("naive", "seasonal naive", "linear AR", "train mean")
 
@@ -309,3 +314,77 @@ def pinball_loss(y: np.ndarray, q: np.ndarray, tau: float) -> float:
 def interval_coverage(y: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
     """Fraction of ``y`` inside ``[lo, hi]`` (ends included)."""
     raise NotImplementedError("interval_coverage: not implemented yet — replace this line with your code")
+
+
+# ------------------------------------------------------------------ Part B (optional): torch
+#
+# The seed's forecaster: a 2-layer ``nn.LSTM(1, 32, dropout=0.1)`` read at its last step, then
+# ``nn.Linear(32, 1)``. Parameters travel as a dict of tensors under the keys of its
+# ``state_dict``. torch is imported inside these functions only: Part A never needs it.
+
+HIDDEN = 32
+
+
+def forecaster_modules(dtype: torch.dtype | None = None, device: str | torch.device = "meta"
+                       ) -> torch.nn.ModuleDict:
+    """The model's layers, ``{"lstm": nn.LSTM(1, 32, num_layers=2, batch_first=True,
+    dropout=0.1), "head": nn.Linear(32, 1)}``, built without drawing from torch's generator.
+    On the default ``"meta"`` device they hold no values (use them with
+    ``torch.func.functional_call``); on a real device their values are arbitrary until
+    ``load_state_dict``."""
+    import torch
+    from torch import nn
+
+    dtype = dtype or torch.float32
+    with torch.device("meta"):
+        layers = nn.ModuleDict({
+            "lstm": nn.LSTM(1, HIDDEN, num_layers=2, batch_first=True, dropout=0.1, dtype=dtype),
+            "head": nn.Linear(HIDDEN, 1, dtype=dtype)})
+    return layers if str(device) == "meta" else layers.to_empty(device=device)
+
+
+def init_forecaster(seed: int, dtype: torch.dtype | None = None) -> dict[str, torch.Tensor]:
+    """PyTorch's default initial parameters after ``torch.manual_seed(seed)`` (the model built
+    the way the seed's ``Forecaster()`` is), as a dict of CPU tensors (float32 by default)."""
+    import torch
+    from torch import nn
+
+    torch.manual_seed(seed)
+    layers = nn.ModuleDict({
+        "lstm": nn.LSTM(1, HIDDEN, num_layers=2, batch_first=True, dropout=0.1),
+        "head": nn.Linear(HIDDEN, 1)})
+    dtype = dtype or torch.float32
+    return {k: v.detach().to(dtype).clone() for k, v in layers.state_dict().items()}
+
+
+def lstm_forecaster_forward(params: Mapping[str, torch.Tensor], X: torch.Tensor,
+                            per_window: bool) -> torch.Tensor:
+    """One-step forecasts ``(n,)`` of windows ``X (n, W)`` (already z-scored), in eval mode: no
+    dropout. The LSTM reads each window as a sequence of ``W`` scalar inputs from zero state;
+    the head reads its top layer's output at the last step.
+
+    ``per_window=True``: the LSTM reads ``X - X[:, -1:]`` and the window's last value is added
+    back to the head's output (the model predicts the change from the last value).
+    Differentiable in ``params`` and ``X``; the result has their dtype and device.
+    """
+    raise NotImplementedError("lstm_forecaster_forward: not implemented yet — replace this line with your code")
+
+
+def train_forecaster(params: Mapping[str, torch.Tensor], X: torch.Tensor, Y: torch.Tensor,
+                     epochs: int, seed: int) -> tuple[dict[str, torch.Tensor], dict]:
+    """Train from ``params`` on windows ``X (n, W)`` and targets ``Y (n,)``: ``(params,
+    history)``; the ``params`` passed in are not modified.
+
+    The seed's loop, in order: the model in train mode (dropout 0.1 between the LSTM layers),
+    ``torch.optim.AdamW(lr=3e-3)`` (its default weight decay, 0.01), then
+    ``torch.manual_seed(seed)``; each epoch draws ``perm = torch.randperm(n)`` and takes
+    mini-batches ``perm[i : i + 128]`` in order; each update computes the mean squared error of
+    the model's outputs on the batch, zeroes the gradients, back-propagates, clips the global
+    gradient norm to 1.0 (``nn.utils.clip_grad_norm_``) and steps. The model's own forward is
+    the plain one (no per-window step): to train the per-window model, pass per-window
+    normalised windows and targets (``X - X[:, -1:]``, ``Y - X[:, -1]``).
+
+    ``history``: ``"loss"`` (float64, one per update) the batch loss before the update,
+    ``"grad_norm"`` (float64, one per update) the global norm before clipping.
+    """
+    raise NotImplementedError("train_forecaster: not implemented yet — replace this line with your code")

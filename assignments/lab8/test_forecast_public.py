@@ -6,7 +6,8 @@ the lab README (rounded as printed there). The leakage probes call your function
 that differ only from some index on, and require what must not see the future to stay identical.
 
 The harness calls your functions on copies of their arguments, so a test sees exactly what your
-function did to them. This file needs NumPy only.
+function did to them. Part A needs NumPy only; the Part B tests (at the end) need torch, and
+its training run runs only with:  pytest assignments/lab8 --outcome
 """
 
 import numpy as np
@@ -19,6 +20,7 @@ from rnngrade.testing import (
     Tolerance,
     assert_causal,
     assert_outputs,
+    progress,
 )
 
 STUDENT_MODULE = "forecast"
@@ -334,3 +336,81 @@ def test_monitor_precision(student, vectors):
 @pytest.mark.points(2)
 def test_extension_losses(student, vectors):
     stored(student, vectors, "mahalanobis", "gaussian_nll", "pinball_0p9", "coverage")
+
+
+# ------------------------------------------------------------------ Part B (optional): torch
+
+def forecaster_forward_both(m, seed, X):
+    """lstm_forecaster_forward of init_forecaster(seed) in float64, global and per-window."""
+    import torch
+
+    params = m.init_forecaster(seed, torch.float64)
+    return (m.lstm_forecaster_forward(params, X, False),
+            m.lstm_forecaster_forward(params, X, True))
+
+
+def forecaster_training(m, seed, X, Y, epochs):
+    """train_forecaster from init_forecaster(seed) in float64: the history and the trained
+    head."""
+    import torch
+
+    params, history = m.train_forecaster(m.init_forecaster(seed, torch.float64), X, Y, epochs,
+                                         seed)
+    return history["loss"], history["grad_norm"], params["head.weight"], params["head.bias"]
+
+
+@pytest.mark.points(1)
+def test_lstm_forecaster_forward(student, vectors):
+    case = vectors.case("forecaster_forward")
+    assert_outputs(forecaster_forward_both(student, *case.args), case.outputs,
+                   "lstm_forecaster_forward (float64 windows)", names=("global", "per_window"),
+                   inputs=case.args)
+
+
+@pytest.mark.points(1)
+def test_train_forecaster(student, vectors):
+    case = vectors.case("forecaster_training")
+    assert_outputs(forecaster_training(student, *case.args), case.outputs,
+                   "train_forecaster (float64, 150 windows, 2 epochs: 4 updates)",
+                   names=("loss", "grad_norm", "head.weight", "head.bias"), inputs=case.args)
+
+
+@pytest.mark.outcome(wall=120, cpu=240)
+def test_forecaster_training_reproduces_the_lesson(student):
+    """README section 7: both models for 4 epochs on the fold at 6000; run with
+    pytest --outcome. Not counted in the public points: the grader grades the same run."""
+    import torch
+
+    series = student.simulate_mount(0)
+    mu, sd = float(series[:6000].mean()), float(series[:6000].std())
+    z = (series - mu) / sd
+    windows = np.stack([z[t - 64 : t] for t in range(64, 8000)])
+    targets = z[64:8000]
+    train, test = slice(0, 6000 - 64), slice(6064 - 64, None)
+
+    def f32(a):
+        return torch.tensor(a, dtype=torch.float32)
+
+    last = windows[train, -1]
+    params = student.init_forecaster(0)
+    with progress(student, "train_forecaster", every=1, total=2, label="model trained"):
+        global_params, _ = student.train_forecaster(params, f32(windows[train]),
+                                                    f32(targets[train]), 4, 0)
+        window_params, _ = student.train_forecaster(params, f32(windows[train] - last[:, None]),
+                                                    f32(targets[train] - last), 4, 0)
+    truth = targets[test]
+    errors = {}
+    for name, trained, per_window in (("global", global_params, False),
+                                      ("per-window", window_params, True)):
+        with torch.no_grad():
+            pred = student.lstm_forecaster_forward(trained, f32(windows[test]), per_window)
+        errors[name] = (np.asarray(pred, dtype=np.float64) - truth) * sd
+    naive = float(np.sqrt(np.mean((windows[test, -1] - truth) ** 2)) * sd)
+    rmse_of = {k: float(np.sqrt(np.mean(e**2))) for k, e in errors.items()}
+    bias = float(np.mean(errors["global"]))
+    figure = (f"RMSE global {rmse_of['global']:.3f} (needs > naive {naive:.3f}), mean error "
+              f"{bias:+.3f} (needs < 0); RMSE per-window {rmse_of['per-window']:.3f} "
+              "(needs < 0.2)")
+    if not (rmse_of["global"] > naive and bias < 0 and rmse_of["per-window"] < 0.2):
+        raise CheckFailure("outside the band: " + figure)
+    print(figure)

@@ -111,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--timeout", type=float, default=None,
                        help="seconds one whole submission may take (local executor; "
                             "default 900)")
+    batch.add_argument("--no-outcome", action="store_true",
+                       help="leave out the tests graded by outcome (training runs): listed as "
+                            "not run, not counted; a later batch without it grades them again")
     batch.add_argument("--quiet", action="store_true", help="no progress bar")
     batch.add_argument("--only", nargs="+", metavar="ID",
                        help="grade just these students again (the others are left as they are)")
@@ -460,7 +463,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
                            scheduler=args.scheduler, regrade=args.regrade, device=args.device,
                            inprocess=args.inprocess, timeout=args.timeout or DEFAULT_TIMEOUT,
                            budget=args.budget, roster=_load_roster(args.roster),
-                           course=course, only=args.only, drop_overrides=args.drop_overrides)
+                           course=course, only=args.only, drop_overrides=args.drop_overrides,
+                           outcome=not args.no_outcome)
     if course is not None:
         from rnngrade.course.apply import missing_policy
 

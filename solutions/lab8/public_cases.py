@@ -3,7 +3,11 @@
 Small hand-made series, so that a failing case can be read by eye. ``recursive_forecast`` takes a
 one-step model (a function), and the walk-forward, horizon and monitoring figures come from
 ``simulate_mount``, which ships filled in: their public tests build those inputs directly.
+Part B's cases start from ``init_forecaster(seed)`` (shipped filled in) in float64, so the
+vectors hold a seed instead of 12,961 parameters.
 """
+
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -24,6 +28,49 @@ _WINDOWS = _rng.standard_normal((5, 6))
 _RESIDUALS = 0.2 * _rng.standard_normal(30)
 _RESIDUALS[17] = 1.5  # one large residual
 _EXCEED = np.array([0, 1, 0, 1, 1, 0, 0, 0, 1, 1, 1, 0, 1, 0, 0], dtype=bool)
+
+
+
+@contextmanager
+def _one_thread():
+    """torch on one thread while a case runs (the generator runs every known mistake on these
+    cases: a small LSTM gains nothing from more threads, and a busy machine loses seconds)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield torch
+    finally:
+        torch.set_num_threads(threads)
+
+
+def forecaster_forward_both(m, seed, X):
+    """``lstm_forecaster_forward`` of ``init_forecaster(seed)`` in float64, global and
+    per-window."""
+    with _one_thread() as torch:
+        params = m.init_forecaster(seed, torch.float64)
+        return (m.lstm_forecaster_forward(params, X, False),
+                m.lstm_forecaster_forward(params, X, True))
+
+
+def forecaster_training(m, seed, X, Y, epochs):
+    """``train_forecaster`` from ``init_forecaster(seed)`` in float64: the history, and the
+    trained head (the last layer's parameters)."""
+    with _one_thread() as torch:
+        params, history = m.train_forecaster(m.init_forecaster(seed, torch.float64), X, Y,
+                                             epochs, seed)
+    return history["loss"], history["grad_norm"], params["head.weight"], params["head.bias"]
+
+
+def _forecaster_data(n: int, window: int, seed: int) -> tuple:
+    import torch
+
+    z = _wavy(n + window, seed)
+    z = (z - z.mean()) / z.std()
+    X = np.stack([z[i : i + window] for i in range(n)])
+    return torch.tensor(X), torch.tensor(3.0 * z[window:])
+
 
 CASES: dict[str, tuple] = {
     "windows_h3": ("make_windows", (_SERIES, 4, 4, 12, 3)),
@@ -68,4 +115,7 @@ CASES: dict[str, tuple] = {
     "pinball_0p9": ("pinball_loss", (_SERIES[:8], _SERIES[1:9], 0.9)),
     "coverage": ("interval_coverage", (_SERIES[:10], _SERIES[:10] - 0.1 * np.arange(10) + 0.3,
                                        _SERIES[:10] + 0.2)),
+    "forecaster_forward": (forecaster_forward_both,
+                           (3, _forecaster_data(5, 10, 3)[0] + 0.5)),
+    "forecaster_training": (forecaster_training, (4, *_forecaster_data(150, 10, 4), 2)),
 }

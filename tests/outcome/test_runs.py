@@ -50,7 +50,8 @@ def test_same_figures_at_j1_and_j2_and_on_every_run(tmp_path):
         run_batch([folder], BatchOptions(lab="lab9", out=out, jobs=jobs, device="cpu"))
         got = {}
         for student in ("ref", "ascent"):
-            data = json.loads((out / "students" / student / "results.json").read_text())
+            data = json.loads((out / "lab9" / "students" / student / "results.json")
+                              .read_text())
             test = next(t for t in data["tests"] if t["test_id"] == "test_training_reaches_band")
             got[student] = (data["score"], [(m["name"], m["value"]) for m in
                                             test["measurements"]])
@@ -90,6 +91,39 @@ def test_public_training_run_prints_progress_with_outcome_only(tmp_path, monkeyp
     code, out = run_public(repo, "--outcome", "-k", "training")
     assert code == 0, out
     assert [f"update {k}/500" in out for k in (100, 200, 300, 400, 500)] == [True] * 5
+
+
+@pytest.mark.slow
+def test_lab8_part_b_same_figures_at_j1_and_j2_and_on_every_run(tmp_path):
+    """lab8 Part B's training run (two torch fits): the same figures on three batches, at -j 1
+    and -j 2, for the reference and for a loop that never zeroes its gradients."""
+    lab8 = get_lab("lab8")
+    reference = (course_root() / "fixtures" / "submissions" / "lab8" / "reference"
+                 / "forecast.py").read_text(encoding="utf-8")
+    mutants = {m.name: m for m in load_mutant_table(lab8.suite_dir() / "mutants.py")}
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "ref.py").write_text(reference, encoding="utf-8")
+    (folder / "accumulate.py").write_text(mutants["gradients_accumulate"].apply(reference),
+                                          encoding="utf-8")
+    runs = []
+    for jobs in (1, 2, 2):
+        out = tmp_path / f"out{len(runs)}"
+        run_batch([folder], BatchOptions(lab="lab8", out=out, jobs=jobs, device="cpu"))
+        got = {}
+        for student in ("ref", "accumulate"):
+            data = json.loads((out / "lab8" / "students" / student / "results.json")
+                              .read_text())
+            test = next(t for t in data["tests"]
+                        if t["test_id"] == "test_forecaster_training_reproduces_the_lesson")
+            got[student] = (data["score"], [(m["name"], m["value"]) for m in
+                                            test["measurements"]])
+        runs.append(got)
+        shutil.rmtree(out)
+    assert runs[0] == runs[1] == runs[2]
+    per_window = {student: dict(figures)["RMSE of the per-window model"]
+                  for student, (_, figures) in runs[0].items()}
+    assert per_window["ref"] < 0.2 < per_window["accumulate"]
 
 
 LAB11_OUTCOMES = ("test_train_seq2seq_attention_reaches_band", "test_train_seq2seq_bottleneck",

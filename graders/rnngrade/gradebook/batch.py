@@ -70,6 +70,7 @@ from rnngrade.results.sanitize import Cleaned, clean, clean_name, clean_text
 
 DEFAULT_TIMEOUT = 900.0  # seconds for one whole submission (the sandbox limits every call)
 REPORTS = ("results.json", "feedback.html", "feedback.md")
+NO_OUTCOME = ", outcome tests off"  # added to a result's isolation when graded with --no-outcome
 
 
 class BatchError(UsageError):
@@ -97,6 +98,7 @@ class BatchOptions:
     drop_overrides: bool = False  # regraded students lose the staff's overrides
     roster: Roster | None = None  # None: the roster an earlier batch kept in ``out``, if any
     missing: MissingPolicy = zero_for_missing  # how a roster student without an entry counts
+    outcome: bool = True  # False: tests graded by outcome are listed as not run (--no-outcome)
 
 
 @dataclass
@@ -220,6 +222,13 @@ def _check(sources: list[Path], options: BatchOptions) -> tuple[Lab, Rubric, str
     return lab, rubric, device
 
 
+def _isolation(options: BatchOptions) -> str:
+    """How results are graded, as recorded with each one: a later batch with other settings
+    grades the submission again (so does switching outcome tests back on)."""
+    isolation = "inprocess" if options.inprocess else "sandbox"
+    return isolation + ("" if options.outcome else NO_OUTCOME)
+
+
 def run_batch(sources: list[Path], options: BatchOptions,
               progress: ProgressHook | None = None) -> BatchReport:
     """Grade every entry of the folders ``sources`` into ``options.out`` (see the module doc).
@@ -231,10 +240,10 @@ def run_batch(sources: list[Path], options: BatchOptions,
     out.mkdir(parents=True, exist_ok=True)
     entries = _entries(sources, out, options.only)
     manifests = _manifests(options.course, sources)  # a bad manifest stops us before grading
-    isolation = "inprocess" if options.inprocess else "sandbox"
+    isolation = _isolation(options)
     mistakes = mutant_names(lab.name)
     version = grader_version(lab.name)
-    spec = GradingSpec(lab.name, device, options.inprocess, options.budget)
+    spec = GradingSpec(lab.name, device, options.inprocess, options.budget, options.outcome)
     if options.executor == "local":
         start_early(spec)  # the workers' fork server and zygote, while the entries are read
 

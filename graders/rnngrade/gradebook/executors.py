@@ -42,6 +42,7 @@ class GradingSpec:
     device: str  # resolved: cpu | cuda
     inprocess: bool
     budget: float | None = None  # seconds for one whole submission (None: the lab's)
+    outcome: bool = True  # False: the tests graded by outcome are listed as not run
 
     def to_wire(self) -> dict:
         return asdict(self)
@@ -86,7 +87,8 @@ def grade_payload(spec: dict, payload: dict) -> dict:
     with _LOCK:  # a Grader grades one submission at a time (Dask may run several threads)
         try:
             grader = shared_grader(spec["lab"], device=spec["device"],
-                                   inprocess=spec["inprocess"])
+                                   inprocess=spec["inprocess"],
+                                   outcome=spec.get("outcome", True))
         except RnngradeError as exc:  # a broken grader or a spec this worker cannot serve
             return {"fatal": f"{type(exc).__name__}: {exc}", "worker": worker}
         try:
@@ -118,7 +120,8 @@ def _worker_main(conn: Connection, spec: dict,
     from rnngrade.grading.engine import shared_grader
 
     try:
-        shared_grader(spec["lab"], device=spec["device"], inprocess=spec["inprocess"])
+        shared_grader(spec["lab"], device=spec["device"], inprocess=spec["inprocess"],
+                      outcome=spec.get("outcome", True))
     except RnngradeError as exc:
         conn.send(("fatal", f"{type(exc).__name__}: {exc}"))
         return

@@ -296,4 +296,69 @@ MUTANTS = [
         edits=(("false_per_month = days_per_month * false_alarms_per_day",
                 "false_per_month = false_alarms_per_day"),),
     ),
+    # --- Part B (optional): the LSTM forecaster -----------------------------------------------
+    Mutant(
+        name="last_value_not_added_back",
+        function="lstm_forecaster_forward",
+        description="per_window subtracts the window's last value but never adds it back: the "
+        "forecast is the predicted change, not the next value",
+        hint="With per_window the network predicts the change from the window's last value. "
+        "What must happen to its output before it is a forecast of the next value?",
+        edits=(("return pred + last[:, 0] if per_window else pred", "return pred"),),
+    ),
+    Mutant(
+        name="dropout_in_eval",
+        function="lstm_forecaster_forward",
+        description="the forward pass runs the LSTM in train mode, so dropout stays on and the "
+        "forecasts are random",
+        hint="Forecasting is evaluation: which mode must the LSTM be in so that dropout between "
+        "its layers is switched off?",
+        edits=(("layers = forecaster_modules(X.dtype).eval()",
+                "layers = forecaster_modules(X.dtype).train()"),),
+    ),
+    Mutant(
+        name="adam_not_adamw",
+        function="train_forecaster",
+        description="torch.optim.Adam instead of AdamW: no decoupled weight decay",
+        hint="The README's optimiser decays the weights at every step (decoupled weight decay, "
+        "its default 0.01). Check which optimiser class you build.",
+        edits=(("optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)",
+                "optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)"),),
+    ),
+    Mutant(
+        name="no_gradient_clipping",
+        function="train_forecaster",
+        description="the gradient norm is measured but never clipped to 1.0",
+        hint="Look at the updates whose gradient norm is above 1: the README clips the global "
+        "norm to 1.0 before every step.",
+        edits=(("norm = nn.utils.clip_grad_norm_(model.parameters(), 1.0)",
+                "norm = nn.utils.clip_grad_norm_(model.parameters(), math.inf)"),),
+    ),
+    Mutant(
+        name="no_reseed",
+        function="train_forecaster",
+        description="torch.manual_seed(seed) is never called, so the batches follow whatever "
+        "state torch's generator was in",
+        hint="Your mini-batches differ from the expected ones from the first update on. Where "
+        "must the generator be seeded, and with what, before the first randperm?",
+        edits=(("    torch.manual_seed(seed)\n    losses, norms = [], []",
+                "    losses, norms = [], []"),),
+    ),
+    Mutant(
+        name="trained_without_dropout",
+        function="train_forecaster",
+        description="the model is trained in eval mode: no dropout between the LSTM layers",
+        hint="Training uses the model in train mode, with dropout 0.1 between the LSTM layers "
+        "(README, Part B).",
+        edits=(("    model.train()\n    optimizer", "    model.eval()\n    optimizer"),),
+    ),
+    Mutant(
+        name="gradients_accumulate",
+        function="train_forecaster",
+        description="the gradients are never zeroed, so each update adds the new gradient to "
+        "all earlier ones",
+        hint="PyTorch adds each backward pass into .grad. What must happen to the gradients "
+        "before every backward pass?",
+        edits=(("            optimizer.zero_grad()\n", ""),),
+    ),
 ]
