@@ -20,7 +20,6 @@ from rnngrade.paths import course_root
 
 from ..conftest import _forget_modules_under
 
-LAB = get_lab("lab9")
 SUBMISSIONS = course_root() / "fixtures" / "submissions" / "lab9"
 
 
@@ -35,30 +34,45 @@ def test_a_prepared_worker_has_one_thread_and_seeded_generators(sandbox):
     assert pinned["blas"]
 
 
-@pytest.mark.slow
-def test_same_figures_at_j1_and_j2_and_on_every_run(tmp_path):
-    reference = (SUBMISSIONS / "reference" / "charlm.py").read_text(encoding="utf-8")
-    mutants = {m.name: m for m in load_mutant_table(LAB.suite_dir() / "mutants.py")}
+Figures = dict[str, tuple[float, dict[str, list[tuple[str, float]]]]]
+
+
+def figures_over_three_batches(tmp_path: Path, lab_name: str, mistake: str,
+                               tests: tuple[str, ...]) -> list[Figures]:
+    """Batch the lab's reference (``ref``) and one known mistake (``mistake``) three times, at
+    -j 1, 2 and 2: per batch and student, the score and every measurement of ``tests``."""
+    lab = get_lab(lab_name)
+    reference = (course_root() / "fixtures" / "submissions" / lab_name / "reference"
+                 / lab.filename).read_text(encoding="utf-8")
+    mutants = {m.name: m for m in load_mutant_table(lab.suite_dir() / "mutants.py")}
     folder = tmp_path / "in"
     folder.mkdir()
     (folder / "ref.py").write_text(reference, encoding="utf-8")
-    (folder / "ascent.py").write_text(mutants["gradient_ascent"].apply(reference),
-                                      encoding="utf-8")
-    figures = []
+    (folder / "mistake.py").write_text(mutants[mistake].apply(reference), encoding="utf-8")
+    runs = []
     for jobs in (1, 2, 2):
-        out = tmp_path / f"out{len(figures)}"
-        run_batch([folder], BatchOptions(lab="lab9", out=out, jobs=jobs, device="cpu"))
+        out = tmp_path / f"out{len(runs)}"
+        run_batch([folder], BatchOptions(lab=lab_name, out=out, jobs=jobs, device="cpu"))
         got = {}
-        for student in ("ref", "ascent"):
-            data = json.loads((out / "lab9" / "students" / student / "results.json")
+        for student in ("ref", "mistake"):
+            data = json.loads((out / lab_name / "students" / student / "results.json")
                               .read_text())
-            test = next(t for t in data["tests"] if t["test_id"] == "test_training_reaches_band")
-            got[student] = (data["score"], [(m["name"], m["value"]) for m in
-                                            test["measurements"]])
-        figures.append(got)
+            by_id = {t["test_id"]: t for t in data["tests"]}
+            got[student] = (data["score"], {
+                name: [(m["name"], m["value"]) for m in by_id[name]["measurements"]]
+                for name in tests})
+        runs.append(got)
         shutil.rmtree(out)
-    assert figures[0] == figures[1] == figures[2]
-    assert figures[0]["ref"][1][0][1] < 0.42 < figures[0]["ascent"][1][0][1]
+    return runs
+
+
+@pytest.mark.slow
+def test_same_figures_at_j1_and_j2_and_on_every_run(tmp_path):
+    runs = figures_over_three_batches(tmp_path, "lab9", "gradient_ascent",
+                                      ("test_training_reaches_band",))
+    assert runs[0] == runs[1] == runs[2]
+    loss = {s: figures["test_training_reaches_band"][0][1] for s, (_, figures) in runs[0].items()}
+    assert loss["ref"] < 0.42 < loss["mistake"]
 
 
 def run_public(repo: Path, *args: str) -> tuple[int, str]:
@@ -95,105 +109,37 @@ def test_public_training_run_prints_progress_with_outcome_only(tmp_path, monkeyp
 
 @pytest.mark.slow
 def test_lab8_part_b_same_figures_at_j1_and_j2_and_on_every_run(tmp_path):
-    """lab8 Part B's training run (two torch fits): the same figures on three batches, at -j 1
-    and -j 2, for the reference and for a loop that never zeroes its gradients."""
-    lab8 = get_lab("lab8")
-    reference = (course_root() / "fixtures" / "submissions" / "lab8" / "reference"
-                 / "forecast.py").read_text(encoding="utf-8")
-    mutants = {m.name: m for m in load_mutant_table(lab8.suite_dir() / "mutants.py")}
-    folder = tmp_path / "in"
-    folder.mkdir()
-    (folder / "ref.py").write_text(reference, encoding="utf-8")
-    (folder / "accumulate.py").write_text(mutants["gradients_accumulate"].apply(reference),
-                                          encoding="utf-8")
-    runs = []
-    for jobs in (1, 2, 2):
-        out = tmp_path / f"out{len(runs)}"
-        run_batch([folder], BatchOptions(lab="lab8", out=out, jobs=jobs, device="cpu"))
-        got = {}
-        for student in ("ref", "accumulate"):
-            data = json.loads((out / "lab8" / "students" / student / "results.json")
-                              .read_text())
-            test = next(t for t in data["tests"]
-                        if t["test_id"] == "test_forecaster_training_reproduces_the_lesson")
-            got[student] = (data["score"], [(m["name"], m["value"]) for m in
-                                            test["measurements"]])
-        runs.append(got)
-        shutil.rmtree(out)
+    """lab8 Part B's training run (two torch fits), for the reference and for a loop that never
+    zeroes its gradients."""
+    test = "test_forecaster_training_reproduces_the_lesson"
+    runs = figures_over_three_batches(tmp_path, "lab8", "gradients_accumulate", (test,))
     assert runs[0] == runs[1] == runs[2]
-    per_window = {student: dict(figures)["RMSE of the per-window model"]
-                  for student, (_, figures) in runs[0].items()}
-    assert per_window["ref"] < 0.2 < per_window["accumulate"]
-
-
-LAB11_OUTCOMES = ("test_train_seq2seq_attention_reaches_band", "test_train_seq2seq_bottleneck",
-                  "test_greedy_decode_batch_exposure_bias", "test_decoder_step_beam_search",
-                  "test_greedy_decode_batch_alignment")
+    per_window = {s: dict(figures[test])["RMSE of the per-window model"]
+                  for s, (_, figures) in runs[0].items()}
+    assert per_window["ref"] < 0.2 < per_window["mistake"]
 
 
 @pytest.mark.slow
 def test_lab11_same_figures_at_j1_and_j2_and_on_every_run(tmp_path):
-    """Lab 11's training runs (torch) give the same figures on every run and at any
-    parallelism: the reference, and a loop that draws the same batch at every update."""
-    lab = get_lab("lab11")
-    reference = (course_root() / "fixtures" / "submissions" / "lab11" / "reference" /
-                 "seq2seq.py").read_text(encoding="utf-8")
-    mutants = {m.name: m for m in load_mutant_table(lab.suite_dir() / "mutants.py")}
-    folder = tmp_path / "in"
-    folder.mkdir()
-    (folder / "ref.py").write_text(reference, encoding="utf-8")
-    (folder / "same.py").write_text(mutants["same_batch_every_step"].apply(reference),
-                                    encoding="utf-8")
-    figures = []
-    for jobs in (1, 2, 2):
-        out = tmp_path / f"out{len(figures)}"
-        run_batch([folder], BatchOptions(lab="lab11", out=out, jobs=jobs, device="cpu"))
-        got = {}
-        for student in ("ref", "same"):
-            data = json.loads((out / "students" / student / "results.json").read_text())
-            got[student] = (data["score"], [(t["test_id"], [(m["name"], m["value"]) for m in
-                                                             t["measurements"]])
-                                            for t in data["tests"]
-                                            if t["test_id"] in LAB11_OUTCOMES])
-        figures.append(got)
-        shutil.rmtree(out)
-    assert figures[0] == figures[1] == figures[2]
-    first = dict(figures[0]["ref"][1])["test_train_seq2seq_attention_reaches_band"]
-    assert all(value >= 0.9 for _, value in first)
-    same = dict(figures[0]["same"][1])["test_train_seq2seq_attention_reaches_band"]
-    assert any(value < 0.9 for _, value in same)
-
-
-LAB10_OUTCOME_TESTS = ("test_lstm_forget_bias_5_solves_lag_25",
-                       "test_lstm_forget_bias_1_stays_at_chance",
-                       "test_diagonal_linear_solves_lag_100")
+    """Lab 11's training runs (torch), for the reference and for a loop that draws the same
+    batch at every update."""
+    tests = ("test_train_seq2seq_attention_reaches_band", "test_train_seq2seq_bottleneck",
+             "test_greedy_decode_batch_exposure_bias", "test_decoder_step_beam_search",
+             "test_greedy_decode_batch_alignment")
+    runs = figures_over_three_batches(tmp_path, "lab11", "same_batch_every_step", tests)
+    assert runs[0] == runs[1] == runs[2]
+    band = "test_train_seq2seq_attention_reaches_band"
+    assert all(value >= 0.9 for _, value in runs[0]["ref"][1][band])
+    assert any(value < 0.9 for _, value in runs[0]["mistake"][1][band])
 
 
 @pytest.mark.slow
 def test_lab10_same_figures_at_j1_and_j2_and_on_every_run(tmp_path):
-    """Lab 10's three training runs: the same accuracies over three batches, at -j 1 and -j 2,
-    for the reference and for a model whose forget bias is doubled."""
-    lab10 = course_root() / "fixtures" / "submissions" / "lab10"
-    reference = (lab10 / "reference" / "memory.py").read_text(encoding="utf-8")
-    mutants = {m.name: m for m in load_mutant_table(get_lab("lab10").suite_dir() / "mutants.py")}
-    folder = tmp_path / "in"
-    folder.mkdir()
-    (folder / "ref.py").write_text(reference, encoding="utf-8")
-    (folder / "doubled.py").write_text(mutants["forget_bias_in_both_vectors"].apply(reference),
-                                       encoding="utf-8")
-    figures = []
-    for jobs in (1, 2, 2):
-        out = tmp_path / f"out{len(figures)}"
-        run_batch([folder], BatchOptions(lab="lab10", out=out, jobs=jobs, device="cpu"))
-        got = {}
-        for student in ("ref", "doubled"):
-            data = json.loads((out / "students" / student / "results.json").read_text())
-            tests = {t["test_id"]: t for t in data["tests"]}
-            got[student] = (data["score"], [[(m["name"], m["value"]) for m in
-                                             tests[name]["measurements"]]
-                                            for name in LAB10_OUTCOME_TESTS])
-        figures.append(got)
-        shutil.rmtree(out)
-    assert figures[0] == figures[1] == figures[2]
-    accuracies = [runs[0][1] for runs in figures[0]["ref"][1]]
+    """Lab 10's three training runs, for the reference and for a model whose forget bias is
+    doubled."""
+    tests = ("test_lstm_forget_bias_5_solves_lag_25", "test_lstm_forget_bias_1_stays_at_chance",
+             "test_diagonal_linear_solves_lag_100")
+    runs = figures_over_three_batches(tmp_path, "lab10", "forget_bias_in_both_vectors", tests)
+    assert runs[0] == runs[1] == runs[2]
+    accuracies = [runs[0]["ref"][1][name][0][1] for name in tests]
     assert accuracies[0] >= 0.95 and accuracies[1] <= 0.25 and accuracies[2] >= 0.95

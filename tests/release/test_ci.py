@@ -213,7 +213,7 @@ def test_events_paths_and_titles_name_the_pull_request_and_its_labs():
     assert pr_number({"number": 4, "pull_request": {"number": 4}}) == 4
     assert pr_number({"issue": {"number": 9, "pull_request": {}}}) == 9
     assert pr_number({"issue": {"number": 9}}) is None and pr_number({}) is None
-    assert labs_in_paths(["assignments/lab10/x.py", "assignments/lab2/bptt.py",
+    assert labs_in_paths(["assignments/lab13/x.py", "assignments/lab2/bptt.py",
                           "assignments/lab1/lab1.ipynb", "lab3/lstm.py", "assignments/x"]) == \
         ["lab1", "lab2"]
     assert labs_in_text(["LAB 3 and lab_4", "lab-5 / collab2 / lab77"]) == ["lab3", "lab4", "lab5"]
