@@ -233,13 +233,7 @@ class _Zygote:
         _serve(channel, ctx)
 
     def _reap_clones(self) -> None:
-        for pid in list(self.clones):
-            try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                done = pid
-            if done:
-                self.clones.discard(pid)
+        _reap_ended(self.clones)
 
     # ---------------------------------------------------------------- spares
     def _next_uid(self) -> int:
@@ -396,13 +390,18 @@ class _Zygote:
             time.sleep(0.002)
 
     def _reap_background(self) -> None:
-        for pid in list(self.released):
-            try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                done = pid
-            if done:
-                self.released.discard(pid)
+        _reap_ended(self.released)
+
+
+def _reap_ended(pids: set[int]) -> None:
+    """Reap the children in ``pids`` that have ended (without waiting), and forget them."""
+    for pid in list(pids):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            pids.discard(pid)
 
 
 def _spare_main(sock: socket.socket, ctx: isolation.Context, device: str, isolate: bool,
