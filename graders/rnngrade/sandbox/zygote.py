@@ -645,6 +645,7 @@ class ZygoteClient:
             raise SandboxUnavailable("the sandbox needs Linux (namespaces, setrlimit, pidfd)")
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
+        env.update(isolation.ONE_THREAD_ENV)
         env.setdefault("MALLOC_ARENA_MAX", "2")  # fewer 64 MiB arenas under RLIMIT_AS
         paths = [p for p in sys.path if p and os.path.isdir(p)]
         try:
