@@ -15,14 +15,13 @@ permitted) nothing is pinned and the caller falls back to polling briefly for qu
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 
 WIDEN_AFTER = 0.02  # seconds into a call after which the worker may run on any CPU
 
 _getcpu = None
 try:
-    _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    _libc = ctypes.CDLL(None, use_errno=True)  # the C library is already loaded
     _getcpu = _libc.sched_getcpu
     _getcpu.restype = ctypes.c_int
     _getcpu.argtypes = []
