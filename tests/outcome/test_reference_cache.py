@@ -306,3 +306,18 @@ def test_the_worker_cannot_see_the_cache(sandbox, tmp_path, monkeypatch):
     inside = os.path.join(os.path.realpath(sys.prefix), "cache")
     ctx = isolation.make_context(str(tmp_path), str(tmp_path), [inside])
     assert not any(os.path.realpath(sys.prefix).startswith(b) for b in ctx.binds)
+
+
+def test_validate_reads_its_seed_s_figure_and_never_a_stale_one(toy):
+    """``rnngrade validate`` runs the reference's outcome tests at other seeds, in this process:
+    each seed has its own entry, and an edit of the reference is run again."""
+    from rnngrade.labs import get_lab
+    from rnngrade.validate_outcomes import run_reference_seed
+
+    root, _, count = toy
+    lab = get_lab(TOY)
+    first = run_reference_seed(lab, 3)
+    assert run_reference_seed(lab, 3) == first and sorted(count.read_text()) == ["s", "x"]
+    edit(root / "solutions" / TOY / "toy.py", "2 * x", "x + x")
+    assert run_reference_seed(lab, 3) == first
+    assert sorted(count.read_text()) == ["s", "s", "x", "x"]
