@@ -16,7 +16,8 @@ and gets, on top of an ordinary test:
   other seeds with ``--outcome-seed``), ``outcome.measure(...)`` to record a figure against its
   band (a ``Measurement`` in the results, shown to the student as a sentence and, with curves, a
   picture), ``outcome.reference_value(key, compute)`` for the reference's own run (computed once
-  per grading session), and ``outcome.verdict()``, which fails the test naming every band missed.
+  per lab version, kept on disk by ``grading.reference_cache``), and ``outcome.verdict()``,
+  which fails the test naming every band missed.
 
 Switches: ``--no-outcome`` (``rnngrade grade --no-outcome``) or ``outcome: false`` in a lab's
 ``rubric.yaml`` leaves these tests out (listed as not run, with their points). In
@@ -37,6 +38,7 @@ from typing import Any
 import pytest
 
 from rnngrade.errors import SuiteError
+from rnngrade.grading import reference_cache
 from rnngrade.harness.checks.compare import CheckFailure
 from rnngrade.harness.checks.plugin import current_item, item_id, lab_of
 from rnngrade.harness.checks.seeding import seed_everything, seed_from_name
@@ -254,15 +256,37 @@ class OutcomeRun:
         self.item.user_properties.append((OUTCOME_KEY, m))
         return m
 
-    def reference_value(self, key: Any, compute: Callable[[], Any]) -> Any:
-        """``compute()`` once per grading session and ``key`` (include every input in it):
-        the reference's own run, the same for every submission. The outcome seed is part of
-        the key."""
+    def reference_value(self, key: Any, compute: Callable[[], Any], *,
+                        shared: bool = False) -> Any:
+        """``compute()`` once per lab version and ``key`` (include every input in it): the
+        reference's own run, the same for every submission. Kept for the session, and on disk
+        (``grading.reference_cache``) under the lab's content digest, the test's id, the
+        outcome seed, ``key``, the device and the library versions when the value is plain data
+        (returned as decoded from its plain form, cached or not). ``shared``: the value does not
+        depend on which test asks (it draws from no global generator), so the lab's tests share
+        it."""
+        scope = "" if shared else item_id(self.item)
         cache = self.item.config.stash[_REFERENCE_VALUES]
-        full = (item_id(self.item), self.seed, key)
+        full = (lab_of(Path(self.item.path)), scope, self.seed, key)
         if full not in cache:
-            cache[full] = compute()
+            disk = self._disk_key(scope, key)
+            cache[full] = compute() if disk is None else reference_cache.value_of(disk, compute)
         return cache[full]
+
+    def _disk_key(self, scope: str, key: Any) -> dict | None:
+        """The on-disk key of a reference value; None without the lab's assets (no digest)."""
+        from rnngrade.grading.plugin import LAB_ASSETS
+
+        assets = self.item.config.stash.get(LAB_ASSETS, None)
+        if assets is None:
+            return None
+        lab = lab_of(Path(self.item.path))
+        try:
+            digest = assets(lab).digest
+        except Exception:  # noqa: BLE001 - a lab that does not load fails in its own fixtures
+            return None
+        return reference_cache.entry_key(lab=lab, digest=digest, test=scope, seed=self.seed,
+                                         key=key, device=self.device)
 
     def verdict(self, hint: str = "") -> None:
         """Fail the test when any measurement is outside its band, quoting each one."""

@@ -516,7 +516,8 @@ def _serve(ctl: socket.socket, ctx: isolation.Context) -> None:
 # ================================================================ the grader's side
 
 def _hidden_paths() -> list[str]:
-    """Grader paths a worker must not see: the course repository, the grader's directory."""
+    """Grader paths a worker must not see: the course repository, the grader's directory, the
+    cache of the reference's figures."""
     paths = []
     try:
         from rnngrade.paths import course_root
@@ -524,6 +525,11 @@ def _hidden_paths() -> list[str]:
         paths.append(str(course_root()))
     except Exception:  # noqa: BLE001 - no course checkout: nothing to hide there
         pass
+    from rnngrade.grading.reference_cache import cache_dir
+
+    cache = cache_dir()
+    if cache is not None:
+        paths.append(str(cache))
     try:
         cwd = os.getcwd()
     except OSError:

@@ -10,10 +10,10 @@ textbook building blocks in place, helper ``train_alone``), and the two ch. 7 pi
 
 Graded by outcome: 500 updates with attention reach the README's band; 1,500 without show the
 bottleneck; the exposure bias, lab 6's beam search through the student's ``decoder_step`` and the
-alignment are measured on the reference's own trained models (trained once per grading session,
-one thread). Every student function graded by outcome runs with textbook versions of the
-functions it calls (helpers ``train_alone``, ``call_alone``), so each of these tests is about its
-own function only.
+alignment are measured on the reference's own trained models (trained once per lab version and
+seed, one thread, and kept on disk: ``outcome.reference_value``). Every student function graded
+by outcome runs with textbook versions of the functions it calls (helpers ``train_alone``,
+``call_alone``), so each of these tests is about its own function only.
 """
 
 from __future__ import annotations
@@ -398,23 +398,22 @@ def test_attention_pool(check, rng):
 # ------------------------------------------------------------------ graded by outcome
 
 EVAL_LENGTHS = (4, 8, 12)
-_MODELS: dict[tuple, tuple] = {}  # the reference's trained models, by reference and seed
 
 
-def reference_model(reference, attention: bool, seed: int) -> tuple:
+def reference_model(reference, outcome, attention: bool) -> tuple:
     """The reference's own trained model and losses (500 updates with attention, 1,500
-    without), trained once per reference module and seed on this side, one thread."""
-    key = (id(getattr(reference.runner, "module", reference)), attention, seed)
-    if key not in _MODELS:
-        steps = 500 if attention else 1500
-        _MODELS[key] = reference.train_seq2seq(reference.init_params(attention, seed), steps,
-                                               seed, attention)  # one thread: one_thread_here
-    return _MODELS[key]
+    without), trained on this side on one thread (``one_thread_here``) once per lab version and
+    seed, and shared by the tests that use it (``outcome.reference_value``)."""
+    steps, seed = (500 if attention else 1500), outcome.seed
+    return outcome.reference_value(
+        ("trained model", attention, steps, seed),
+        lambda: reference.train_seq2seq(reference.init_params(attention, seed), steps, seed,
+                                        attention), shared=True)
 
 
 def answers_at_all(reference, call: Callable, attention: bool) -> None:
     """One cheap call of the function under test on untrained weights before the reference's
-    model is trained (a minute, once per session): an unfinished or crashing function fails
+    model is trained (a minute, once per lab version): an unfinished or crashing function fails
     here at once."""
     src, dec_in, _, lens = reference.make_reversal_batch(2, np.random.default_rng(0), 3, 5)
     call(reference.init_params(attention, 0), src, dec_in, lens)
@@ -454,7 +453,7 @@ def figures(reference, params, attention) -> dict | None:
 @pytest.mark.outcome(wall=400, cpu=300, memory="3 GiB", catches=("same_batch_every_step",))
 def test_train_seq2seq_attention_reaches_band(student, reference, outcome):
     params, losses = train_student(student, reference, True, outcome.seed)
-    ref_params, ref_losses = reference_model(reference, True, outcome.seed)
+    ref_params, ref_losses = reference_model(reference, outcome, True)
     got, ref = figures(reference, params, True), figures(reference, ref_params, True)
     for i, L in enumerate(EVAL_LENGTHS):
         outcome.measure(f"sequence accuracy at length {L}", got[L][0] if got else None,
@@ -473,7 +472,7 @@ def test_train_seq2seq_attention_reaches_band(student, reference, outcome):
 @pytest.mark.outcome(wall=600, cpu=450, memory="3 GiB", catches=("same_batch_every_step",))
 def test_train_seq2seq_bottleneck(student, reference, outcome):
     params, losses = train_student(student, reference, False, outcome.seed)
-    ref_params, ref_losses = reference_model(reference, False, outcome.seed)
+    ref_params, ref_losses = reference_model(reference, outcome, False)
     got, ref = figures(reference, params, False), figures(reference, ref_params, False)
     middle = f" (length 8: {100 * got[8][0]:.1f}%, not graded)" if got else ""
     outcome.measure("sequence accuracy at length 4", got[4][0] if got else None, bound="≥",
@@ -498,7 +497,7 @@ def alone(student, function: str, *args):
 def test_greedy_decode_batch_exposure_bias(student, reference, outcome):
     answers_at_all(reference, lambda p, s, d, n: alone(student, "greedy_decode_batch", p, s, n,
                                                        13, False), False)
-    params, _ = reference_model(reference, False, outcome.seed)
+    params, _ = reference_model(reference, outcome, False)
     src, dec_in, tgt, lens = reference.make_reversal_batch(500, np.random.default_rng(135), 12,
                                                            12)
     with torch.no_grad():
@@ -546,7 +545,7 @@ def sequence_log_probs(reference, params, src, lens, answers: list[list[int]]) -
 def test_decoder_step_beam_search(student, reference, outcome):
     answers_at_all(reference, lambda p, s, d, n: student.helper("beam_answers", p, s, n, 2,
                                                                 False), False)
-    params, _ = reference_model(reference, False, outcome.seed)
+    params, _ = reference_model(reference, outcome, False)
     src, _, tgt, lens = reference.make_reversal_batch(200, np.random.default_rng(7), 12, 12)
     greedy, _ = reference.greedy_decode_batch(params, src, lens, 13, False)
     greedy = [row.tolist() for row in greedy]
@@ -600,7 +599,7 @@ def attention_picture(request, yours, theirs, digits):
 def test_greedy_decode_batch_alignment(request, student, reference, outcome):
     answers_at_all(reference, lambda p, s, d, n: alone(student, "greedy_decode_batch", p, s, n,
                                                        13, True), True)
-    params, _ = reference_model(reference, True, outcome.seed)
+    params, _ = reference_model(reference, outcome, True)
     src, _, _, lens = reference.make_reversal_batch(100, np.random.default_rng(11), 8, 8)
     _, alphas = alone(student, "greedy_decode_batch", params, src, lens, 13, True)
     _, ref_alphas = reference.greedy_decode_batch(params, src, lens, 13, True)

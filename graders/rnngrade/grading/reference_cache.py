@@ -1,0 +1,262 @@
+"""The reference's outcome figures on disk, shared by every grading process of one lab version.
+
+A test graded by outcome compares the student's training run with the reference's own
+(``OutcomeRun.reference_value``). The reference's run is the same for every submission, so it is
+computed once per *lab version* and kept in one JSON file per entry under ``cache_dir()``:
+
+- ``$RNNGRADE_CACHE_DIR`` when set (set but empty: no disk cache, every value is computed),
+  else ``$XDG_CACHE_HOME/rnngrade``, else ``~/.cache/rnngrade``. It is read and written by the
+  grader's trusted process only; the sandbox hides it from workers (``sandbox.zygote``).
+- The key (``entry_key``) holds everything a figure depends on: the lab's content digest (what
+  ``grader_version`` records: any edit to its suite, reference or metadata changes it), the
+  package version, the test's id (or none for a value shared by the lab's tests), the outcome
+  seed, the caller's key, the device, and the torch and NumPy versions. The file is named by the
+  key's SHA-256 and records the key; a file whose key differs is never trusted.
+- Values are plain data: None, bools, ints, finite floats, strings, lists, tuples, dicts with
+  string keys, and NumPy arrays and scalars and CPU torch tensors of numeric dtypes (raw bytes,
+  base64). A value is kept only when decoding its encoding gives it back exactly (same types,
+  floats bit for bit, arrays of the same dtype, shape, strides and bytes); anything else is
+  simply computed every time. The value handed back is the decoded one on a cold cache too, so
+  a graded result is the same with a cold or a warm cache.
+- Files are written atomically (a temporary file, then ``os.replace``); an unreadable, corrupt or
+  foreign file is ignored and recomputed; a location that cannot be written costs one note on
+  stderr and the value is computed every time.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ENV = "RNNGRADE_CACHE_DIR"
+FORMAT = 1
+_TAGS = ("$tuple", "$ndarray", "$npscalar", "$tensor")
+_TORCH_DTYPES = ("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8",
+                 "bool")
+_warned = False
+
+
+class Uncacheable(Exception):
+    """A value (or key) that plain data cannot hold exactly; it is computed, not cached."""
+
+
+def cache_dir() -> Path | None:
+    """Where entries live; None when the cache is switched off (``RNNGRADE_CACHE_DIR=``)."""
+    chosen = os.environ.get(ENV)
+    if chosen is not None:
+        return Path(chosen).expanduser() if chosen.strip() else None
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "rnngrade"
+    try:
+        return Path.home() / ".cache" / "rnngrade"
+    except (RuntimeError, KeyError):  # no home directory to resolve
+        return None
+
+
+@lru_cache(maxsize=1)
+def library_versions() -> dict[str, str]:
+    """The versions a trained figure may depend on (read once, without importing torch)."""
+    try:
+        torch = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        torch = "none"
+    return {"torch": torch, "numpy": np.__version__}
+
+
+def entry_key(*, lab: str, digest: str, test: str, seed: int, key: Any, device: str) -> dict:
+    """The full key of one entry (``test`` is "" for a value shared by the lab's tests)."""
+    from rnngrade import __version__
+
+    return {"format": FORMAT, "lab": lab, "digest": digest, "rnngrade": __version__,
+            "test": test, "seed": seed, "key": key, "device": device, **library_versions()}
+
+
+def value_of(key: dict, compute: Callable[[], Any]) -> Any:
+    """The value stored under ``key``, else ``compute()`` (stored when it is plain data)."""
+    folder = cache_dir()
+    try:
+        key_text = _dumps(encode(key))
+    except Uncacheable:
+        return compute()  # a key that is not plain data names no file
+    path = folder / f"{hashlib.sha256(key_text.encode()).hexdigest()}.json" if folder else None
+    if path is not None:
+        found = _read(path, json.loads(key_text))
+        if found is not None:
+            return found[0]
+    value = compute()
+    try:
+        encoded = encode(value)
+        text = _dumps({"key": json.loads(key_text), "value": encoded})
+        restored = decode(encoded)
+    except (Uncacheable, ValueError, TypeError):
+        return value
+    if not same(value, restored):
+        return value
+    if path is not None:
+        _write(path, text)
+    return restored
+
+
+def _dumps(data: Any) -> str:
+    try:
+        return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise Uncacheable(str(exc)) from exc
+
+
+def _read(path: Path, key: Any) -> tuple[Any] | None:
+    """``(value,)`` from the file at ``path`` when it is whole and records ``key``; else None."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        if not isinstance(data, dict) or data.get("key") != key or "value" not in data:
+            return None
+        return (decode(data["value"]),)
+    except Exception:  # noqa: BLE001 - anything unreadable is recomputed and overwritten
+        return None
+
+
+def _write(path: Path, text: str) -> None:
+    global _warned
+    temp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,
+                                         prefix=".tmp-", suffix=".json", delete=False) as f:
+            temp = f.name
+            f.write(text)
+        os.replace(temp, path)
+        temp = None
+    except OSError as exc:
+        if not _warned:
+            _warned = True
+            print(f"rnngrade: cannot keep the reference's figures in {path.parent} "
+                  f"({exc.strerror or exc}); they are computed for every submission "
+                  f"(set {ENV} to another folder, or to nothing to switch this off)",
+                  file=sys.stderr)
+    finally:
+        if temp is not None:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+
+
+# ------------------------------------------------------------------------ plain data, exactly
+
+def encode(value: Any, depth: int = 0) -> Any:
+    """``value`` as JSON data (tuples, arrays and tensors tagged); Uncacheable otherwise."""
+    if depth > 32:
+        raise Uncacheable("nested too deeply")
+    kind = type(value)
+    if value is None or kind in (bool, int, str):
+        return value
+    if kind is float:
+        if value != value or value in (float("inf"), float("-inf")):
+            raise Uncacheable("not a finite float")
+        return value
+    if kind is list:
+        return [encode(v, depth + 1) for v in value]
+    if kind is tuple:
+        return {"$tuple": [encode(v, depth + 1) for v in value]}
+    if kind is dict:
+        if not all(type(k) is str and not k.startswith("$") for k in value):
+            raise Uncacheable("a dict key that is not a plain string")
+        return {k: encode(v, depth + 1) for k, v in value.items()}
+    if kind is np.ndarray:
+        return {"$ndarray": _array(value)}
+    if isinstance(value, np.generic) and kind.__module__ == "numpy":
+        return {"$npscalar": _array(np.asarray(value))}
+    torch = sys.modules.get("torch")
+    if torch is not None and kind is torch.Tensor:
+        dtype = str(value.dtype).removeprefix("torch.")
+        if (dtype not in _TORCH_DTYPES or value.device.type != "cpu" or value.requires_grad
+                or not value.is_contiguous()):
+            raise Uncacheable("a tensor that is not a plain contiguous CPU tensor")
+        data = value.numpy(force=False)
+        return {"$tensor": {"dtype": dtype, "shape": list(value.shape),
+                            "data": base64.b64encode(data.tobytes()).decode("ascii")}}
+    raise Uncacheable(f"a {kind.__qualname__} is not plain data")
+
+
+def _array(array: np.ndarray) -> dict:
+    if array.dtype.kind not in "biufc" or not array.flags.c_contiguous:
+        raise Uncacheable("an array that is not a contiguous numeric array")
+    return {"dtype": array.dtype.str, "shape": list(array.shape),
+            "data": base64.b64encode(array.tobytes()).decode("ascii")}
+
+
+def decode(data: Any) -> Any:
+    """The value ``encode`` gave ``data`` for; ValueError (or another error) for malformed data."""
+    kind = type(data)
+    if data is None or kind in (bool, int, float, str):
+        return data
+    if kind is list:
+        return [decode(v) for v in data]
+    if kind is not dict:
+        raise ValueError(f"unexpected {kind.__qualname__}")
+    tags = [t for t in _TAGS if t in data]
+    if not tags:
+        return {k: decode(v) for k, v in data.items()}
+    if len(data) != 1:
+        raise ValueError("a tag beside other keys")
+    body = data[tags[0]]
+    if tags[0] == "$tuple":
+        if type(body) is not list:
+            raise ValueError("a tuple that is not a list")
+        return tuple(decode(v) for v in body)
+    if tags[0] == "$tensor":
+        import torch
+
+        if body["dtype"] not in _TORCH_DTYPES:
+            raise ValueError("unknown tensor dtype")
+        array = _unarray({**body, "dtype": np.dtype(body["dtype"]).str})
+        return torch.from_numpy(array)
+    array = _unarray(body)
+    return array if tags[0] == "$ndarray" else array[()]
+
+
+def _unarray(body: dict) -> np.ndarray:
+    dtype = np.dtype(body["dtype"])
+    if dtype.kind not in "biufc":
+        raise ValueError("not a numeric dtype")
+    shape = tuple(int(n) for n in body["shape"])
+    raw = base64.b64decode(body["data"], validate=True)
+    return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+
+
+def same(a: Any, b: Any) -> bool:
+    """Whether ``b`` is ``a`` exactly: the same types all the way down, floats bit for bit,
+    arrays and tensors of the same dtype, shape, strides and bytes."""
+    kind = type(a)
+    if type(b) is not kind:
+        return False
+    if a is None or kind in (bool, int, str):
+        return bool(a == b)
+    if kind is float:
+        return repr(a) == repr(b) and float(repr(b)) == a
+    if kind in (list, tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if kind is dict:
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if kind is np.ndarray or isinstance(a, np.generic):
+        return (a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides
+                and a.tobytes() == b.tobytes())
+    torch = sys.modules.get("torch")
+    if torch is not None and kind is torch.Tensor:
+        return (a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride()
+                and a.device == b.device and a.requires_grad == b.requires_grad
+                and a.numpy().tobytes() == b.numpy().tobytes())
+    return False
