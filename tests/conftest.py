@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,15 @@ from rnngrade.paths import course_root
 
 ROOT = course_root()
 SUBMISSIONS = ROOT / "fixtures" / "submissions"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The reference's outcome figures are cached in a folder of this test run's own (the
+    user's cache would carry values from one run, or one checkout, into the next)."""
+    if "RNNGRADE_CACHE_DIR" not in os.environ:
+        folder = tempfile.mkdtemp(prefix="rnngrade-test-cache-")
+        os.environ["RNNGRADE_CACHE_DIR"] = folder
+        config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
 def run_public_inprocess(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,

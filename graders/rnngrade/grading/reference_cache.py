@@ -10,8 +10,9 @@ computed once per *lab version* and kept in one JSON file per entry under ``cach
 - The key (``entry_key``) holds everything a figure depends on: the lab's content digest (what
   ``grader_version`` records: any edit to its suite, reference or metadata changes it), the
   package version, the test's id (or none for a value shared by the lab's tests), the outcome
-  seed, the caller's key, the device, and the torch and NumPy versions. The file is named by the
-  key's SHA-256 and records the key; a file whose key differs is never trusted.
+  seed, the caller's key, the device, the torch and NumPy versions and the kind of CPU. The
+  file is named by the key's SHA-256 and records the key; a file whose key differs is never
+  trusted.
 - Values are plain data: None, bools, ints, finite floats, strings, lists, tuples, dicts with
   string keys, and NumPy arrays and scalars and CPU torch tensors of numeric dtypes (raw bytes,
   base64). A value is kept only when decoding its encoding gives it back exactly (same types,
@@ -72,7 +73,27 @@ def library_versions() -> dict[str, str]:
         torch = metadata.version("torch")
     except metadata.PackageNotFoundError:
         torch = "none"
-    return {"torch": torch, "numpy": np.__version__}
+    return {"torch": torch, "numpy": np.__version__, "cpu": cpu_kind()}
+
+
+@lru_cache(maxsize=1)
+def cpu_kind() -> str:
+    """The processor's architecture, model and instruction sets, digested: float32 kernels
+    differ by CPU (AVX-512 against AVX2), and a training run carries the difference into its
+    figures, so a cache shared between machines keeps one entry per kind of CPU."""
+    import platform
+
+    facts = [platform.machine()]
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            for line in info:
+                if line.startswith(("model name", "flags", "Features")):
+                    facts.append(line.strip())
+                if len(facts) >= 3:
+                    break
+    except OSError:
+        pass
+    return hashlib.sha256("\n".join(facts).encode()).hexdigest()[:16]
 
 
 def entry_key(*, lab: str, digest: str, test: str, seed: int, key: Any, device: str) -> dict:
