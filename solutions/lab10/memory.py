@@ -6,7 +6,11 @@ How far back can a recurrent network reach? This lab measures it three ways:
    the loss (``gradient_ratio``, ``cell_state_gradient``, ``orthogonal_rnn_profile``);
 2. in closed form, from the retention of one step (half-lives and time constants of the
    forget gate, the GRU's update gate and an LRU eigenvalue);
-3. by training on a delayed-recall task (``recall_batch``, ``train_recall``).
+3. by training on a delayed-recall task (``recall_batch``, ``train_recall``);
+4. optionally (ungraded), by training a character RNN and an LSTM on lab 9's maintenance log
+   and checking whether their samples close each line with the tag that opened it
+   (``log_streams``, ``closing_tag_accuracy``, ``train_log_model``; ``make_log`` ships filled
+   in).
 
 Conventions (the README's "Conventions"):
 
@@ -27,6 +31,7 @@ lab 7, as a module, for the recall task.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import torch
@@ -356,4 +361,183 @@ def train_recall(kind: str, lag: int, forget_bias: float = 1.0, updates: int = 4
     with torch.no_grad():
         test_acc = (logits(x).argmax(-1) == y).double().mean().item()
     return float(test_acc), solved, losses
+    # END SOLUTION
+
+
+# ------------------------------------------------------------- the log (optional, not graded)
+# The grader never calls log_streams, closing_tag_accuracy or train_log_model; a submission may
+# leave them as they are (README section 6).
+
+TAGS = ["P1", "P2", "P3", "P4", "F1", "F2", "C1", "C2"]
+# quantity -> (unit, lowest value, highest value, value from which the status is "high")
+QUANTITIES = {
+    "temp": ("C", 40.0, 90.0, 75.0),
+    "vib": ("mm/s", 0.5, 9.9, 7.1),
+    "pres": ("bar", 1.0, 6.0, 5.0),
+}
+# the optional note before the status: four notes, and the empty note three times in seven
+NOTES = ["after restart", "during wash", "operator check", "night shift", "", "", ""]
+
+# One well-formed line: tag, quantity, value with one decimal, unit, optional note, status and
+# closing tag. Groups: (tag, quantity, value, unit, status, closing tag).
+LINE = re.compile(
+    r"^([PFC][1-4]) (temp|vib|pres) (\d+\.\d) (C|mm/s|bar) "
+    r"(?:(?:after restart|during wash|operator check|night shift) )?"
+    r"(ok|high) /([PFC][1-4])$"
+)
+
+
+def make_log(n_lines: int, seed: int) -> str:
+    """Lab 9's maintenance log: ``n_lines`` lines, each ended by a newline.
+
+    Per line, from ``np.random.default_rng(seed)``, in this order: the tag (one of 8), the
+    quantity (one of 3), the value (uniform on the quantity's range, rounded to one decimal) and
+    the note (one of 7). The unit, the status and the closing tag follow from those draws, e.g.
+    ``F2 pres 4.0 bar night shift ok /F2``. ``make_log(1500, 0)`` has 46,196 characters.
+    """
+    rng = np.random.default_rng(seed)
+    names = list(QUANTITIES)
+    lines = []
+    for _ in range(n_lines):
+        tag = TAGS[rng.integers(len(TAGS))]
+        quantity = names[rng.integers(len(names))]
+        unit, low, high, threshold = QUANTITIES[quantity]
+        value = round(float(rng.uniform(low, high)), 1)
+        note = NOTES[rng.integers(len(NOTES))]
+        status = "high" if value >= threshold else "ok"
+        fields = [tag, quantity, f"{value:.1f}", unit, note, status, "/" + tag]
+        lines.append(" ".join(f for f in fields if f))
+    return "\n".join(lines) + "\n"
+
+
+def log_streams(text: str, batch: int = 32) -> tuple[list[str], Tensor, Tensor, Tensor]:
+    """The text as training streams and a validation tail, as lab 9 lays it out.
+
+    chars: the distinct characters of the whole text, sorted by code point; a character's index
+           in ``chars`` is its token. V = len(chars).
+    The last ``len(text) // 10`` tokens are the validation tail ``val`` (N_val,); the rest,
+    ``train``, is cut into ``batch`` parallel streams of L = (len(train) − 1) // batch tokens:
+    row b of ``streams_x`` is train[b·L : (b+1)·L] and row b of ``streams_y`` is the same
+    window one token later, train[b·L + 1 : (b+1)·L + 1].
+    Returns (chars, streams_x (batch, L), streams_y (batch, L), val (N_val,)), tokens int64.
+    """
+    # BEGIN SOLUTION
+    chars = sorted(set(text))
+    index = {ch: i for i, ch in enumerate(chars)}
+    data = torch.tensor([index[ch] for ch in text], dtype=torch.int64)
+    n_val = len(data) // 10
+    train, val = data[: len(data) - n_val], data[len(data) - n_val:]
+    length = (len(train) - 1) // batch
+    streams_x = train[: batch * length].reshape(batch, length).clone()
+    streams_y = train[1: batch * length + 1].reshape(batch, length).clone()
+    return chars, streams_x, streams_y, val.clone()
+    # END SOLUTION
+
+
+def closing_tag_accuracy(generated: str) -> float:
+    """Among the well-formed lines of ``generated``, the share whose closing tag repeats the
+    opening tag.
+
+    The first and the last line are dropped (either may be cut off); a line is well-formed when
+    ``LINE`` matches it. Returns a Python float, NaN when no line is well-formed.
+    """
+    # BEGIN SOLUTION
+    lines = generated.split("\n")[1:-1]
+    parsed = [m.groups() for m in map(LINE.match, lines) if m]
+    if not parsed:
+        return math.nan
+    return sum(g[0] == g[5] for g in parsed) / len(parsed)
+    # END SOLUTION
+
+
+def train_log_model(kind: str, forget_bias: float, n_updates: int,
+                    seed: int = 0) -> tuple[dict[str, list], float]:
+    """Train a character model on ``make_log(1500, 0)`` and measure its closing tags.
+
+    Data: ``log_streams(make_log(1500, 0), 32)`` (V = 37, 32 streams of 1,299 tokens,
+    4,619 validation tokens).
+    Model, built right after ``torch.manual_seed(seed)``, in this order: nn.Embedding(V, 32);
+    the core, width 128, batch-first: "rnn" nn.RNN(32, 128) (tanh), "lstm" nn.LSTM(32, 128) with
+    bias_ih_l0[128:256] = forget_bias and bias_hh_l0[128:256] = 0, "gru" nn.GRU(32, 128);
+    nn.Linear(128, V) on every step. ``forget_bias`` is used by "lstm" only.
+    Training, truncated BPTT: update u (from 1) takes chunk k = (u − 1) mod 40 of length 32,
+    columns [32k, 32k + 32) of the streams; the state carried in is the previous chunk's last
+    state, detached, and zero at k = 0 (the streams wrap round). Loss: the mean cross-entropy
+    over the 32 × 32 next-token predictions; the global gradient norm is clipped to 5.0; Adam,
+    lr 3e-3 (torch's other defaults).
+    Closing-tag accuracy: sample 4,000 characters without gradients, from a zero state with
+    "\\n" as the first input, at temperature 0.5 (softmax of logits / 0.5), one
+    ``torch.multinomial`` draw per character from ``torch.Generator().manual_seed(seed + 1)``,
+    created afresh for each sample; then ``closing_tag_accuracy`` of the sample.
+    Returns (history, accuracy):
+      history["losses"]: the n_updates training losses (Python floats), in order;
+      history["checks"]: (update, validation loss, closing-tag accuracy) after every 500th
+        update; the validation loss is the mean cross-entropy of predicting val[1:] from
+        val[:-1], one pass from a zero state;
+      accuracy: the closing-tag accuracy after the last update (NaN when the sample has no
+        well-formed line).
+    """
+    # BEGIN SOLUTION
+    chars, streams_x, streams_y, val = log_streams(make_log(1500, 0), 32)
+    vocab, hidden, chunk_len = len(chars), 128, 32
+    n_chunks = streams_x.shape[1] // chunk_len
+    torch.manual_seed(seed)
+    embed = nn.Embedding(vocab, 32)
+    core = KINDS[kind](32, hidden, batch_first=True)
+    head = nn.Linear(hidden, vocab)
+    if kind == "lstm":
+        with torch.no_grad():
+            core.bias_ih_l0[hidden: 2 * hidden].fill_(forget_bias)
+            core.bias_hh_l0[hidden: 2 * hidden].zero_()
+    model = nn.ModuleList([embed, core, head])
+
+    def run(tokens: Tensor, state: Tensor | tuple[Tensor, ...] | None
+            ) -> tuple[Tensor, Tensor | tuple[Tensor, ...]]:
+        out, state = core(embed(tokens), state)
+        return head(out), state
+
+    @torch.no_grad()
+    def validation_loss() -> float:
+        logits, _ = run(val[None, :-1], None)
+        return nn.functional.cross_entropy(logits[0], val[1:]).item()
+
+    @torch.no_grad()
+    def tag_accuracy() -> float:
+        draws = torch.Generator().manual_seed(seed + 1)
+        token = torch.tensor([[chars.index("\n")]])
+        state: Tensor | tuple[Tensor, ...] | None = None
+        out = []
+        for _ in range(4000):
+            logits, state = run(token, state)
+            probs = torch.softmax(logits[0, -1] / 0.5, dim=0)
+            token = torch.multinomial(probs, 1, generator=draws)[None, :]
+            out.append(chars[int(token.item())])
+        return closing_tag_accuracy("".join(out))
+
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    carried: Tensor | tuple[Tensor, ...] | None = None
+    losses: list[float] = []
+    checks: list[tuple[int, float, float]] = []
+    accuracy = math.nan
+    for update in range(1, n_updates + 1):
+        k = (update - 1) % n_chunks
+        if k == 0:
+            carried = None
+        columns = slice(k * chunk_len, (k + 1) * chunk_len)
+        logits, state = run(streams_x[:, columns], carried)
+        carried = tuple(s.detach() for s in state) if isinstance(state, tuple) \
+            else state.detach()
+        loss = nn.functional.cross_entropy(logits.reshape(-1, vocab),
+                                           streams_y[:, columns].reshape(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+        optimizer.step()
+        losses.append(loss.item())
+        if update % 500 == 0:
+            accuracy = tag_accuracy()
+            checks.append((update, validation_loss(), accuracy))
+    if not checks or checks[-1][0] != n_updates:
+        accuracy = tag_accuracy()
+    return {"losses": losses, "checks": checks}, accuracy
     # END SOLUTION
