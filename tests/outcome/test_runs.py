@@ -129,8 +129,9 @@ def test_lab11_same_figures_at_j1_and_j2_and_on_every_run(tmp_path):
     runs = figures_over_three_batches(tmp_path, "lab11", "same_batch_every_step", tests)
     assert runs[0] == runs[1] == runs[2]
     band = "test_train_seq2seq_attention_reaches_band"
-    assert all(value >= 0.9 for _, value in runs[0]["ref"][1][band])
-    assert any(value < 0.9 for _, value in runs[0]["mistake"][1][band])
+    bands = (0.9, 0.9, 0.7)  # lengths 4, 8, 12 (the suite's ATTENTION_BAND)
+    assert all(value >= b for (_, value), b in zip(runs[0]["ref"][1][band], bands))
+    assert any(value < b for (_, value), b in zip(runs[0]["mistake"][1][band], bands))
 
 
 @pytest.mark.slow

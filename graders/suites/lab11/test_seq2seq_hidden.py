@@ -398,6 +398,12 @@ def test_attention_pool(check, rng):
 # ------------------------------------------------------------------ graded by outcome
 
 EVAL_LENGTHS = (4, 8, 12)
+# With attention, 500 updates: lengths 4 and 8 are learnt on every seed and CPU; length 12 is
+# still rising (66.8% at 300 updates). The reference's seeds 0-4 reached 83.0 / 96.8 / 100 /
+# 97.0 / 93.2% at length 12 on an AVX-512 CPU, 98.4% at seed 0 on another: its float32 rounding
+# steers the run. So length 12 is graded at 70%: a correct loop passes on any seed and CPU, and
+# a loop that trains on one batch (4.6%) fails.
+ATTENTION_BAND = {4: 0.9, 8: 0.9, 12: 0.7}
 
 
 def reference_model(reference, outcome, attention: bool) -> tuple:
@@ -457,7 +463,7 @@ def test_train_seq2seq_attention_reaches_band(student, reference, outcome):
     got, ref = figures(reference, params, True), figures(reference, ref_params, True)
     for i, L in enumerate(EVAL_LENGTHS):
         outcome.measure(f"sequence accuracy at length {L}", got[L][0] if got else None,
-                        bound="≥", threshold=0.9, unit="%",
+                        bound="≥", threshold=ATTENTION_BAND[L], unit="%",
                         context="greedy decoding, 500 strings, after 500 updates",
                         baselines=[("the reference reaches", ref[L][0])],
                         **({"curve": smoothed(losses), "reference_curve": smoothed(ref_losses),
