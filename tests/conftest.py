@@ -15,6 +15,18 @@ ROOT = course_root()
 SUBMISSIONS = ROOT / "fixtures" / "submissions"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """torch computes on one thread in every test process, as a grading worker does: pytest runs
+    one process per core (``-n auto``), and a second torch thread per process only waits for a
+    core (a release build took five times longer with two per process on two cores). A child
+    process (the sandbox, a batch worker, a console script) sets its own threads."""
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(1)
+
+
 def run_public_inprocess(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
                          repo: Path, lab: str, *options: str) -> tuple[int, str]:
     """``pytest assignments/<lab>`` in ``repo``, run in this process: the exit code and the
