@@ -20,6 +20,8 @@ def pytest_configure(config: pytest.Config) -> None:
     one process per core (``-n auto``), and a second torch thread per process only waits for a
     core (a release build took five times longer with two per process on two cores). A child
     process (the sandbox, a batch worker, a console script) sets its own threads."""
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return  # pytest-xdist's controller runs no test
     try:
         import torch
     except ImportError:

@@ -144,6 +144,7 @@ def test_the_released_package_imports_on_its_own(release):
             "    raise SystemExit(name + ' is importable from the release')\n")
     env = {k: v for k, v in os.environ.items() if k != "RNNGRADE_ROOT"}
     env["PYTHONPATH"] = str(release)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # the release is shared: nothing is written into it
     done = subprocess.run([sys.executable, "-c", code], cwd=release, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr + done.stdout
