@@ -18,11 +18,23 @@ SUBMISSIONS = ROOT / "fixtures" / "submissions"
 
 def pytest_configure(config: pytest.Config) -> None:
     """The reference's outcome figures are cached in a folder of this test run's own (the
-    user's cache would carry values from one run, or one checkout, into the next)."""
+    user's cache would carry values from one run, or one checkout, into the next; the xdist
+    workers inherit the controller's). torch computes on one thread in every test process, as a
+    grading worker does: pytest runs one process per core (``-n auto``), and a second torch
+    thread per process only waits for a core (a release build took five times longer with two
+    per process on two cores). A child process (the sandbox, a batch worker, a console script)
+    sets its own threads."""
     if "RNNGRADE_CACHE_DIR" not in os.environ:
         folder = tempfile.mkdtemp(prefix="rnngrade-test-cache-")
         os.environ["RNNGRADE_CACHE_DIR"] = folder
         config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return  # pytest-xdist's controller runs no test
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(1)
 
 
 def run_public_inprocess(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,

@@ -16,21 +16,13 @@ from rnngrade.labs import get_lab
 LAB = get_lab("lab10")
 B, T, D, H = 32, 200, 8, 64
 LAGS = (1, 10, 25, 50, 100, 199)
+pytestmark = pytest.mark.usefixtures("one_thread")  # the anchors were printed with one thread
 
 
 @pytest.fixture(scope="module")
 def m():
     source = strip_markers(LAB.solution_path().read_text(encoding="utf-8"))
     return load_source_as_module(source, "_lab10_reference_figures")
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """The anchors were printed with one thread (the exploding row moves with more)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def seed_model(kind: str) -> tuple[str, dict]:

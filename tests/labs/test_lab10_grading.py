@@ -3,7 +3,6 @@ training runs switched off; they are slow tests here and `rnngrade validate --la
 them), and a mistake in one function costs only that function's tests."""
 
 import pytest
-import torch
 
 from rnngrade.diagnosis.mutants import load_mutant_table, strip_markers
 from rnngrade.grading.engine import grade
@@ -17,15 +16,7 @@ SUBMISSIONS = course_root() / "fixtures" / "submissions" / LAB.name
 OUTCOME_TESTS = {"test_lstm_forget_bias_5_solves_lag_25": 3,
                  "test_lstm_forget_bias_1_stays_at_chance": 2,
                  "test_diagonal_linear_solves_lag_100": 3}
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """In-process grading runs the submission here: one thread, as the workers do."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_reference_full_marks_and_stub_zero_without_the_training_runs():

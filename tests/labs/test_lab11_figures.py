@@ -15,16 +15,7 @@ from rnngrade.lab_helpers import lab_helpers
 from rnngrade.labs import get_lab
 
 LAB = get_lab("lab11")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread_here():
-    """The README's figures were measured with one thread (and more threads on a loaded
-    2-core machine are far slower)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # the README's figures: one thread
 
 
 @pytest.fixture(scope="module")

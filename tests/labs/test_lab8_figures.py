@@ -154,18 +154,6 @@ def test_false_alarm_arithmetic(f):
 
 # ------------------------------------------------------------------ Part B (torch)
 
-@pytest.fixture
-def one_thread():
-    """torch on one thread, as the grader runs training: a small LSTM gains nothing from more,
-    and on a busy machine a second thread's waiting costs seconds per call."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def test_part_b_model_size_and_a_forward_pass_that_leaves_the_generator_alone(f, one_thread):
     import torch
 

@@ -1,8 +1,10 @@
-"""Fixtures of the release tests: one student release per session, and a fake GitHub API."""
+"""Fixtures of the release tests: one student release per test run, and a fake GitHub API."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import re
 import shutil
 import threading
@@ -24,9 +26,21 @@ PUBLIC_LABS = [lab for lab in available_labs()
 
 @pytest.fixture(scope="session")
 def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The student repository as ``rnngrade release`` builds it (never modify it: copy it)."""
-    out = tmp_path_factory.mktemp("release") / "student-repo"
-    build_release(out, grading_workflow=True)
+    """The student repository as ``rnngrade release`` builds it (never modify it: copy it).
+    Built once per test run: under pytest-xdist the first worker to ask builds it, under a lock,
+    in the folder the workers' temporary folders share, and the others wait for it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        out = tmp_path_factory.mktemp("release") / "student-repo"
+        build_release(out, grading_workflow=True)
+        return out
+    shared = tmp_path_factory.getbasetemp().parent / "release"
+    out, built = shared / "student-repo", shared / "built"
+    with open(f"{shared}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not built.exists():
+            shutil.rmtree(shared, ignore_errors=True)  # what a failed build left
+            build_release(out, grading_workflow=True)
+            built.touch()
     return out
 
 

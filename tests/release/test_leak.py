@@ -56,34 +56,53 @@ def _unpublished(secrets: dict[str, str]) -> str:
     return next(text for text in sorted(secrets) if text not in published)
 
 
-# Every place with every kind of secret runs with the slow tests; by default each place and
-# each kind is tried once.
-DEFAULT_LEAKS = {("solution", "readme"), ("suite", "notebook"), ("mutant", "npz"),
-                 ("solution", "new file")}
-
-
-@pytest.mark.parametrize(("kind", "where"), [
-    pytest.param(kind, where, marks=() if (kind, where) in DEFAULT_LEAKS else pytest.mark.slow)
-    for kind in ("solution", "suite", "mutant")
-    for where in ("readme", "notebook", "npz", "new file")])
-def test_the_audit_finds_a_planted_secret_wherever_it_hides(release_copy, where, kind):
+def plant(release: Path, kind: str, where: str) -> tuple[str, str]:
+    """Plant a secret of ``kind`` (a line of a solution, a hidden suite or a mutant's edit that
+    ``assignments/`` does not publish) ``where`` in the release: the secret and the place the
+    audit must name."""
     secret = _unpublished({"solution": solution_lines, "suite": suite_lines,
                            "mutant": mutant_edit_lines}[kind](ROOT))
-    lab = release_copy / "assignments" / "lab1"
+    lab = release / "assignments" / "lab1"
     if where == "readme":
-        (release_copy / "README.md").write_text(
-            (release_copy / "README.md").read_text() + f"\n    {secret}\n")
-    elif where == "notebook":  # inside a cell, where JSON escapes quotes
+        (release / "README.md").write_text(
+            (release / "README.md").read_text() + f"\n    {secret}\n")
+        return secret, "README.md"
+    if where == "notebook":  # inside a cell, where JSON escapes quotes
         notebook = nbformat.read(lab / "lab1.ipynb", as_version=4)
         notebook.cells[-2].source += f"\n{secret}"
         nbformat.write(notebook, lab / "lab1.ipynb")
-    elif where == "npz":
-        with zipfile.ZipFile(release_copy / "fixtures" / "public" / "lab1.npz", "a") as archive:
+        return secret, f"assignments/lab1/lab1.ipynb::cell {len(notebook.cells) - 2}"
+    if where == "npz":
+        with zipfile.ZipFile(release / "fixtures" / "public" / "lab1.npz", "a") as archive:
             archive.writestr("planted.json", f'{{"x": "{secret}"}}\n')
-    else:
-        (release_copy / "rnngrade" / "extra.py").write_text(f"def f():\n    {secret}\n")
-    found = {leak.text for leak in find_leaks(release_copy, ROOT)}
+        return secret, "fixtures/public/lab1.npz::planted.json"
+    (release / "rnngrade" / "extra.py").write_text(f"def f():\n    {secret}\n")
+    return secret, "rnngrade/extra.py"
+
+
+def test_the_audit_finds_each_kind_of_secret_in_each_place_at_once(release_copy):
+    """Each kind of secret and each place once, planted together in one release: the audit names
+    every one where it hides, and nothing else. (Every pairing alone is the slow test below.)"""
+    planted = [plant(release_copy, kind, where) for kind, where in (
+        ("solution", "readme"), ("suite", "notebook"), ("mutant", "npz"),
+        ("solution", "new file"))]
+    leaks = find_leaks(release_copy, ROOT)
+    found = {(leak.path, leak.text) for leak in leaks}
+    for secret, place in planted:
+        assert (place, secret) in found, (place, secret, found)
+    assert all(any(leak.text in secret for secret, _ in planted) for leak in leaks), found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["solution", "suite", "mutant"])
+@pytest.mark.parametrize("where", ["readme", "notebook", "npz", "new file"])
+def test_the_audit_finds_a_planted_secret_wherever_it_hides(release_copy, where, kind):
+    """One secret alone in one place (the default test above plants one of each at once)."""
+    secret, place = plant(release_copy, kind, where)
+    leaks = find_leaks(release_copy, ROOT)
+    found = {leak.text for leak in leaks}
     assert secret in found and all(text in secret for text in found), found
+    assert place in {leak.path for leak in leaks}
 
 
 def test_no_file_of_the_trusted_side_is_shipped(release):
@@ -125,6 +144,7 @@ def test_the_released_package_imports_on_its_own(release):
             "    raise SystemExit(name + ' is importable from the release')\n")
     env = {k: v for k, v in os.environ.items() if k != "RNNGRADE_ROOT"}
     env["PYTHONPATH"] = str(release)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # the release is shared: nothing is written into it
     done = subprocess.run([sys.executable, "-c", code], cwd=release, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr + done.stdout
