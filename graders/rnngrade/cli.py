@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import os
 import sys
 import threading
@@ -272,8 +273,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if not args.inprocess and args.submission.exists():
         # the sandbox's fork server imports what workers need while this process imports the
         # grader (it would otherwise start only when the first test runs)
-        from rnngrade.sandbox.zygote import start_soon
+        from rnngrade.labs import get_lab
+        from rnngrade.sandbox.zygote import start_soon, want_imports
 
+        with contextlib.suppress(Exception):  # an unknown lab is reported below
+            want_imports(get_lab(args.lab).worker_imports)
         start_soon()
     from rnngrade.grading.engine import grade
     from rnngrade.results.model import Status

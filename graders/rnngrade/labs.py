@@ -26,6 +26,7 @@ from rnngrade.yaml_files import load_mapping
 METADATA = "lab.yaml"
 LAB_NAME = re.compile(r"^lab(\d+)$")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 DEFAULT_BUDGET_SECONDS = 300.0
 RECHECK_SECONDS = 0.5  # how stale LABS may be after a lab.yaml changes (a stat per lab.yaml)
 
@@ -49,6 +50,9 @@ class Lab:
     uses_torch: bool
     limits: Limits = field(default_factory=Limits)  # per worker; a test may override by marker
     budget_seconds: float = DEFAULT_BUDGET_SECONDS  # wall clock for one submission's suite
+    # modules the sandbox's workers have imported before the student's code runs (a lab that
+    # trains: torch.optim imports torch._dynamo on first use, seconds in every fresh worker)
+    worker_imports: tuple[str, ...] = ()
 
     @property
     def filename(self) -> str:
@@ -70,7 +74,8 @@ class Lab:
         return (root or course_root()) / "fixtures" / "public" / f"{self.name}.npz"
 
 
-_FIELDS = {"title", "module", "functions", "uses_torch", "budget_seconds", "limits"}
+_FIELDS = {"title", "module", "functions", "uses_torch", "budget_seconds", "limits",
+           "worker_imports"}
 
 
 def load_lab(path: Path) -> Lab:
@@ -78,7 +83,7 @@ def load_lab(path: Path) -> Lab:
     cannot be read or a field is wrong."""
     name = path.parent.name
     data = load_mapping(path, LabConfigError, "a mapping with title, module, functions, "
-                        "uses_torch (and optionally budget_seconds, limits)")
+                        "uses_torch (and optionally budget_seconds, limits, worker_imports)")
     unknown = sorted(set(map(str, data)) - _FIELDS)
     if unknown:
         raise LabConfigError(f"{path}: unknown field(s) {', '.join(unknown)}; the fields are "
@@ -109,8 +114,13 @@ def load_lab(path: Path) -> Lab:
         lab_limits = Limits().overridden(limits, f"{path}: limits")
     except ValueError as exc:
         raise LabConfigError(str(exc)) from None
+    imports = data.get("worker_imports") or []
+    if (not isinstance(imports, list)
+            or not all(isinstance(m, str) and MODULE_NAME.match(m) for m in imports)):
+        raise LabConfigError(f"{path}: worker_imports must be a list of module names such as "
+                             "[torch._dynamo]")
     return Lab(name, title.strip(), module, tuple(functions), data["uses_torch"],
-               limits=lab_limits, budget_seconds=float(budget))
+               limits=lab_limits, budget_seconds=float(budget), worker_imports=tuple(imports))
 
 
 def discover_labs(root: Path) -> dict[str, Lab]:

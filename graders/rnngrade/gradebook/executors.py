@@ -180,9 +180,10 @@ def start_early(spec: GradingSpec) -> None:
     from rnngrade.labs import get_lab
 
     try:
-        uses_torch = get_lab(spec.lab).uses_torch
+        lab = get_lab(spec.lab)
     except RnngradeError:
         return
+    uses_torch = lab.uses_torch
     with contextlib.suppress(Exception):
         ctx = _context(uses_torch)
         if ctx.get_start_method() == "forkserver":
@@ -190,6 +191,11 @@ def start_early(spec: GradingSpec) -> None:
 
             with _child_environment():  # the server's environment is every worker's
                 forkserver.ensure_running()
+    if not spec.inprocess:
+        with contextlib.suppress(Exception):
+            from rnngrade.sandbox.zygote import want_imports
+
+            want_imports(lab.worker_imports)
     _coordinator_zygote(spec.to_wire(), start=True)
 
 

@@ -314,7 +314,7 @@ def shared_grader(lab_name: str, *, device: str = "auto", inprocess: bool = Fals
             grader = None
         if grader is None:
             if not inprocess:  # the sandbox's zygote starts while the suite is collected
-                start_sandbox_soon()
+                start_sandbox_soon(lab.worker_imports)
             grader = Grader(lab.name, device=resolved, inprocess=inprocess, outcome=outcome)
             _SHARED[key] = grader
         return grader
@@ -328,13 +328,15 @@ def close_shared_graders() -> None:
         _SHARED.clear()
 
 
-def start_sandbox_soon() -> None:
-    """Start the sandbox's fork server in the background (nothing where there is no sandbox:
-    the first runner then says why)."""
+def start_sandbox_soon(imports: tuple[str, ...] = ()) -> None:
+    """Start the sandbox's fork server in the background, with ``imports`` (a lab's
+    ``worker_imports``) for its workers (nothing where there is no sandbox: the first runner
+    then says why)."""
     try:
-        from rnngrade.sandbox.zygote import start_soon
+        from rnngrade.sandbox.zygote import start_soon, want_imports
     except ImportError:  # pragma: no cover - a platform without the sandbox's modules
         return
+    want_imports(imports)
     start_soon()
 
 

@@ -50,7 +50,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,7 +68,7 @@ ZYGOTE_ENV = isolation.KEPT_ENV | {"PATH"}
 # workers, forked from it, can read in /proc/1/cmdline).
 _BOOT = ("import json, socket, sys; s = socket.socket(fileno=int(sys.argv[1])); "
          "c = json.loads(s.recv(1 << 20)); fd = s.detach(); sys.path[:] = c['path']; "
-         "from rnngrade.sandbox.zygote import main; main(fd, c['hidden'])")
+         "from rnngrade.sandbox.zygote import main; main(fd, c['hidden'], c['imports'])")
 
 
 class SandboxUnavailable(SandboxError, RuntimeError):
@@ -88,9 +88,12 @@ class _Spare:
     problems: list[str] = field(default_factory=list)
 
 
-def _prepare() -> None:
+def _prepare(imports: list[str]) -> None:
     """Imports and small warm-ups, inherited by every worker (single-threaded: no BLAS/OpenMP
-    thread pool is started, so forking stays safe)."""
+    thread pool is started, so forking stays safe); ``imports``: what the labs being graded
+    name in ``worker_imports`` (one that fails to import is left to the worker)."""
+    import importlib
+
     import numpy as np
     import torch
 
@@ -105,6 +108,9 @@ def _prepare() -> None:
     x = t.clone().requires_grad_(True)
     (x * x).sum().backward()
     build_module("import numpy as np\n\ndef f(x):\n    return np.asarray(x)\n", "warmup.py")
+    for name in imports:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
     sys.modules.pop("submission", None)
     gc.collect()
     gc.freeze()  # a worker's garbage collections never walk (and so copy) the zygote's objects
@@ -482,14 +488,14 @@ def _wait(pid: int, timeout: float) -> bool:
         time.sleep(0.001)
 
 
-def main(control_fd: int, hidden: list[str]) -> None:
+def main(control_fd: int, hidden: list[str], imports: list[str]) -> None:
     """Entry point of the zygote process (see ``ZygoteClient._start``)."""
     ctl = socket.socket(fileno=control_fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.umask(0o022)
     isolation.set_child_subreaper()
     try:
-        _prepare()
+        _prepare(imports)
         staging = tempfile.mkdtemp(prefix="rnngrade-jail-")
         scratch = tempfile.mkdtemp(prefix="rnngrade-scratch-")
         ctx = isolation.make_context(staging, scratch, hidden)
@@ -663,7 +669,8 @@ class ZygoteClient:
             child.close()
         self.sock = parent
         try:
-            parent.send(json.dumps({"path": paths, "hidden": _hidden_paths()}).encode())
+            parent.send(json.dumps({"path": paths, "hidden": _hidden_paths(),
+                                    "imports": sorted(_IMPORTS)}).encode())
         except OSError as exc:
             self.close()
             raise SandboxUnavailable(f"the sandbox's zygote process did not start ({exc})"
@@ -831,6 +838,15 @@ class ZygoteClient:
 
 
 _CLIENT: ZygoteClient | None = None
+_IMPORTS: set[str] = set()  # what a zygote started from now on imports for its workers
+
+
+def want_imports(modules: Iterable[str]) -> None:
+    """Modules the workers of the labs about to be graded should find imported (a lab's
+    ``worker_imports``): a zygote started after this call imports them once, for every worker
+    it forks. Call it before ``start_soon``; a zygote already running keeps what it has (its
+    workers import the rest themselves)."""
+    _IMPORTS.update(modules)
 _CLIENT_LOCK = threading.Lock()
 _STARTING: threading.Thread | None = None  # start_soon's, until shared_client has waited for it
 
