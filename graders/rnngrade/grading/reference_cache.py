@@ -33,7 +33,6 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable
-from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -48,7 +47,7 @@ _TORCH_DTYPES = ("float64", "float32", "float16", "int64", "int32", "int16", "in
 _warned = False
 
 
-class Uncacheable(Exception):
+class _Uncacheable(Exception):
     """A value (or key) that plain data cannot hold exactly; it is computed, not cached."""
 
 
@@ -66,18 +65,20 @@ def cache_dir() -> Path | None:
         return None
 
 
-@lru_cache(maxsize=1)
 def library_versions() -> dict[str, str]:
-    """The versions a trained figure may depend on (read once, without importing torch)."""
+    """The versions a trained figure may depend on, and the kind of CPU (``_LIBRARIES``)."""
+    return dict(_LIBRARIES)
+
+
+def _library_facts() -> dict[str, str]:
     try:
-        torch = metadata.version("torch")
+        torch = metadata.version("torch")  # without importing torch
     except metadata.PackageNotFoundError:
         torch = "none"
-    return {"torch": torch, "numpy": np.__version__, "cpu": cpu_kind()}
+    return {"torch": torch, "numpy": np.__version__, "cpu": _cpu_kind()}
 
 
-@lru_cache(maxsize=1)
-def cpu_kind() -> str:
+def _cpu_kind() -> str:
     """The processor's architecture, model and instruction sets, digested: float32 kernels
     differ by CPU (AVX-512 against AVX2), and a training run carries the difference into its
     figures, so a cache shared between machines keeps one entry per kind of CPU."""
@@ -96,6 +97,9 @@ def cpu_kind() -> str:
     return hashlib.sha256("\n".join(facts).encode()).hexdigest()[:16]
 
 
+_LIBRARIES = _library_facts()  # facts of this machine, read once at import (no course file)
+
+
 def entry_key(*, lab: str, digest: str, test: str, seed: int, key: Any, device: str) -> dict:
     """The full key of one entry (``test`` is "" for a value shared by the lab's tests)."""
     from rnngrade import __version__
@@ -109,7 +113,7 @@ def value_of(key: dict, compute: Callable[[], Any]) -> Any:
     folder = cache_dir()
     try:
         key_text = _dumps(encode(key))
-    except Uncacheable:
+    except _Uncacheable:
         return compute()  # a key that is not plain data names no file
     path = folder / f"{hashlib.sha256(key_text.encode()).hexdigest()}.json" if folder else None
     if path is not None:
@@ -121,7 +125,7 @@ def value_of(key: dict, compute: Callable[[], Any]) -> Any:
         encoded = encode(value)
         text = _dumps({"key": json.loads(key_text), "value": encoded})
         restored = decode(encoded)
-    except (Uncacheable, ValueError, TypeError):
+    except (_Uncacheable, ValueError, TypeError):
         return value
     if not same(value, restored):
         return value
@@ -134,7 +138,7 @@ def _dumps(data: Any) -> str:
     try:
         return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
     except (ValueError, TypeError, RecursionError) as exc:
-        raise Uncacheable(str(exc)) from exc
+        raise _Uncacheable(str(exc)) from exc
 
 
 def _read(path: Path, key: Any) -> tuple[Any] | None:
@@ -178,15 +182,15 @@ def _write(path: Path, text: str) -> None:
 # ------------------------------------------------------------------------ plain data, exactly
 
 def encode(value: Any, depth: int = 0) -> Any:
-    """``value`` as JSON data (tuples, arrays and tensors tagged); Uncacheable otherwise."""
+    """``value`` as JSON data (tuples, arrays and tensors tagged); _Uncacheable otherwise."""
     if depth > 32:
-        raise Uncacheable("nested too deeply")
+        raise _Uncacheable("nested too deeply")
     kind = type(value)
     if value is None or kind in (bool, int, str):
         return value
     if kind is float:
         if value != value or value in (float("inf"), float("-inf")):
-            raise Uncacheable("not a finite float")
+            raise _Uncacheable("not a finite float")
         return value
     if kind is list:
         return [encode(v, depth + 1) for v in value]
@@ -194,7 +198,7 @@ def encode(value: Any, depth: int = 0) -> Any:
         return {"$tuple": [encode(v, depth + 1) for v in value]}
     if kind is dict:
         if not all(type(k) is str and not k.startswith("$") for k in value):
-            raise Uncacheable("a dict key that is not a plain string")
+            raise _Uncacheable("a dict key that is not a plain string")
         return {k: encode(v, depth + 1) for k, v in value.items()}
     if kind is np.ndarray:
         return {"$ndarray": _array(value)}
@@ -205,16 +209,16 @@ def encode(value: Any, depth: int = 0) -> Any:
         dtype = str(value.dtype).removeprefix("torch.")
         if (dtype not in _TORCH_DTYPES or value.device.type != "cpu" or value.requires_grad
                 or not value.is_contiguous()):
-            raise Uncacheable("a tensor that is not a plain contiguous CPU tensor")
+            raise _Uncacheable("a tensor that is not a plain contiguous CPU tensor")
         data = value.numpy(force=False)
         return {"$tensor": {"dtype": dtype, "shape": list(value.shape),
                             "data": base64.b64encode(data.tobytes()).decode("ascii")}}
-    raise Uncacheable(f"a {kind.__qualname__} is not plain data")
+    raise _Uncacheable(f"a {kind.__qualname__} is not plain data")
 
 
 def _array(array: np.ndarray) -> dict:
     if array.dtype.kind not in "biufc" or not array.flags.c_contiguous:
-        raise Uncacheable("an array that is not a contiguous numeric array")
+        raise _Uncacheable("an array that is not a contiguous numeric array")
     return {"dtype": array.dtype.str, "shape": list(array.shape),
             "data": base64.b64encode(array.tobytes()).decode("ascii")}
 
