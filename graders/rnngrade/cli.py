@@ -274,11 +274,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
         # the sandbox's fork server imports what workers need while this process imports the
         # grader (it would otherwise start only when the first test runs)
         from rnngrade.labs import get_lab
-        from rnngrade.sandbox.zygote import start_soon, want_imports
+        from rnngrade.sandbox.zygote import start_soon
 
+        imports: tuple[str, ...] = ()
         with contextlib.suppress(Exception):  # an unknown lab is reported below
-            want_imports(get_lab(args.lab).worker_imports)
-        start_soon()
+            imports = get_lab(args.lab).worker_imports
+        start_soon(imports)
     from rnngrade.grading.engine import grade
     from rnngrade.results.model import Status
     from rnngrade.results.sanitize import clean

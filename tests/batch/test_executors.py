@@ -159,7 +159,7 @@ def test_start_early_starts_the_fork_server_and_the_zygote(monkeypatch, lab, inp
     monkeypatch.setattr(multiprocessing.forkserver, "ensure_running",
                         lambda: started.setdefault("server", list(
                             multiprocessing.forkserver._forkserver._preload_modules)))
-    monkeypatch.setattr(zygote_module, "start_soon", lambda: started.setdefault("zygote", True))
+    monkeypatch.setattr(zygote_module, "start_soon", lambda *_: started.setdefault("zygote", True))
     saved = list(multiprocessing.forkserver._forkserver._preload_modules)
     try:
         executors.start_early(GradingSpec(lab, "cpu", inprocess))

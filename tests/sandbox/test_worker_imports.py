@@ -1,4 +1,4 @@
-"""A lab's ``worker_imports``: a zygote started after ``want_imports`` has imported them, so
+"""A lab's ``worker_imports``: a zygote started by ``start_soon(imports)`` has imported them, so
 every worker it forks finds them imported (torch.optim's first use costs seconds otherwise)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def test_a_fresh_zygotes_workers_find_the_labs_imports(sandbox, monkeypatch):
     assert before.call("imported", (MODULE,)).value is False
     monkeypatch.setattr(zygote, "_CLIENT", None)  # a zygote of this test's own
     monkeypatch.setattr(zygote, "_STARTING", None)
-    zygote.want_imports([MODULE, "no_such_module_anywhere"])  # one that fails is left alone
+    zygote.start_soon([MODULE, "no_such_module_anywhere"])  # one that fails is left alone
     try:
         runner = sandbox(PROBE)
         assert runner.call("imported", (MODULE,)).value is True

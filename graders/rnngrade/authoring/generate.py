@@ -258,13 +258,12 @@ def _same_vectors(path: Path, content: bytes) -> bool:
 # across the whole array. So the error is measured against the array's largest entry: float32
 # within 1e-5 of it (about 80 ulps), float64 within 1e-11; a stale file differs by far more.
 # A Python float may come from float32 arithmetic (a training loss), so it gets float32's.
-_SAME_RTOL = {8: 1e-11, 16: 1e-11}  # by the itemsize of the real part; anything smaller: 1e-5
-_SAME_RTOL_LOW = 1e-5
+_SAME_RTOL_DOUBLE, _SAME_RTOL_SINGLE = 1e-11, 1e-5
 
 
 def _same(a: Any, b: Any) -> bool:
     """Whether freshly computed vectors ``a`` equal committed ones ``b`` up to another machine's
-    rounding (see ``_SAME_RTOL``)."""
+    rounding (see the comment above)."""
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, tuple | list) and isinstance(b, tuple | list):
@@ -277,9 +276,9 @@ def _same(a: Any, b: Any) -> bool:
         if a.dtype.kind not in "fc":
             return bool(np.array_equal(a, b))
         real = a.dtype.itemsize // (2 if a.dtype.kind == "c" else 1)
-        return _close_to_scale(a, b, _SAME_RTOL.get(real, _SAME_RTOL_LOW))
+        return _close_to_scale(a, b, _SAME_RTOL_DOUBLE if real >= 8 else _SAME_RTOL_SINGLE)
     if isinstance(a, float) and isinstance(b, float):
-        return _close_to_scale(np.array(a), np.array(b), _SAME_RTOL_LOW)
+        return _close_to_scale(np.array(a), np.array(b), _SAME_RTOL_SINGLE)
     return bool(a == b)
 
 
@@ -288,8 +287,8 @@ def _close_to_scale(a: np.ndarray, b: np.ndarray, rtol: float) -> bool:
     largest finite ``|b|`` (plus a tiny absolute floor for arrays of zeros)."""
     if not np.array_equal(np.isnan(a), np.isnan(b)):
         return False
-    finite = np.isfinite(b)
-    if not np.array_equal(a[~finite & ~np.isnan(b)], b[~finite & ~np.isnan(b)]):
+    infinite, finite = np.isinf(b), np.isfinite(b)
+    if not np.array_equal(a[infinite], b[infinite]):
         return False
     if not finite.any():
         return True

@@ -28,10 +28,9 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from rnngrade.errors import GraderError, RnngradeError
+from rnngrade.sandbox.isolation import THREAD_VARIABLES
 
 Task = tuple[str, dict]  # (key, Payload.to_wire())
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                    "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 
 
 @dataclass(frozen=True)
@@ -191,12 +190,7 @@ def start_early(spec: GradingSpec) -> None:
 
             with _child_environment():  # the server's environment is every worker's
                 forkserver.ensure_running()
-    if not spec.inprocess:
-        with contextlib.suppress(Exception):
-            from rnngrade.sandbox.zygote import want_imports
-
-            want_imports(lab.worker_imports)
-    _coordinator_zygote(spec.to_wire(), start=True)
+    _coordinator_zygote(spec.to_wire(), start=True, imports=lab.worker_imports)
 
 
 class _Slot:
@@ -245,17 +239,17 @@ def _clone(zygote: Any) -> tuple[socket.socket, int] | None:
         return None
 
 
-def _coordinator_zygote(spec: dict, start: bool = False) -> Any:
+def _coordinator_zygote(spec: dict, start: bool = False, imports: tuple[str, ...] = ()) -> Any:
     """This process's zygote, whose clones the workers of a sandboxed batch use (None when
     there is none to be had: each worker then starts its own). With ``start``, only start it
-    in the background (``start_soon``) and return None."""
+    in the background (``start_soon``, with the lab's ``worker_imports``) and return None."""
     if spec["inprocess"]:
         return None
     try:
         from rnngrade.sandbox.zygote import shared_client, start_soon
 
         if start:
-            start_soon()
+            start_soon(imports)
             return None
         return shared_client()
     except Exception:  # noqa: BLE001 - only an optimisation (see _clone)

@@ -333,11 +333,10 @@ def start_sandbox_soon(imports: tuple[str, ...] = ()) -> None:
     ``worker_imports``) for its workers (nothing where there is no sandbox: the first runner
     then says why)."""
     try:
-        from rnngrade.sandbox.zygote import start_soon, want_imports
+        from rnngrade.sandbox.zygote import start_soon
     except ImportError:  # pragma: no cover - a platform without the sandbox's modules
         return
-    want_imports(imports)
-    start_soon()
+    start_soon(imports)
 
 
 def _has(runner: StudentRunner, function: str) -> bool:

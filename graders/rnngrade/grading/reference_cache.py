@@ -39,7 +39,9 @@ from typing import Any
 
 import numpy as np
 
-ENV = "RNNGRADE_CACHE_DIR"
+from rnngrade.paths import CACHE_ENV as ENV
+from rnngrade.paths import cache_dir
+
 FORMAT = 1
 _TAGS = ("$tuple", "$ndarray", "$npscalar", "$tensor")
 _TORCH_DTYPES = ("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8",
@@ -51,22 +53,11 @@ class _Uncacheable(Exception):
     """A value (or key) that plain data cannot hold exactly; it is computed, not cached."""
 
 
-def cache_dir() -> Path | None:
-    """Where entries live; None when the cache is switched off (``RNNGRADE_CACHE_DIR=``)."""
-    chosen = os.environ.get(ENV)
-    if chosen is not None:
-        return Path(chosen).expanduser() if chosen.strip() else None
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg) / "rnngrade"
-    try:
-        return Path.home() / ".cache" / "rnngrade"
-    except (RuntimeError, KeyError):  # no home directory to resolve
-        return None
-
-
 def library_versions() -> dict[str, str]:
-    """The versions a trained figure may depend on, and the kind of CPU (``_LIBRARIES``)."""
+    """The versions a trained figure may depend on, and the kind of CPU (read on first use:
+    facts of this machine, not of any course file)."""
+    if not _LIBRARIES:
+        _LIBRARIES.update(_library_facts())
     return dict(_LIBRARIES)
 
 
@@ -97,7 +88,7 @@ def _cpu_kind() -> str:
     return hashlib.sha256("\n".join(facts).encode()).hexdigest()[:16]
 
 
-_LIBRARIES = _library_facts()  # facts of this machine, read once at import (no course file)
+_LIBRARIES: dict[str, str] = {}
 
 
 def entry_key(*, lab: str, digest: str, test: str, seed: int, key: Any, device: str) -> dict:

@@ -59,9 +59,11 @@ KEPT_ENV = frozenset({
 # The student's code computes on one thread: a worker is one of several grading at once, and
 # on the labs' small matrices a second thread only waits (measured: no faster for one `grade`,
 # ten times slower for lab3 at `batch -j 2` on two cores).
-ONE_THREAD_ENV = {name: "1" for name in (
-    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
-    "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS", "GOTO_NUM_THREADS", "TORCH_NUM_THREADS")}
+# (The grading workers of a batch set the same, ``gradebook.executors``.)
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                    "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS",
+                    "GOTO_NUM_THREADS", "TORCH_NUM_THREADS")
+ONE_THREAD_ENV = dict.fromkeys(THREAD_VARIABLES, "1")
 WORKER_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": WORKDIR, "TMPDIR": "/tmp",
               "USER": STUDENT, "LOGNAME": STUDENT, "PYTHONDONTWRITEBYTECODE": "1"}
 _SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")

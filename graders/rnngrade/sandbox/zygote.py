@@ -531,7 +531,7 @@ def _hidden_paths() -> list[str]:
         paths.append(str(course_root()))
     except Exception:  # noqa: BLE001 - no course checkout: nothing to hide there
         pass
-    from rnngrade.grading.reference_cache import cache_dir
+    from rnngrade.paths import cache_dir
 
     cache = cache_dir()
     if cache is not None:
@@ -839,23 +839,19 @@ class ZygoteClient:
 
 _CLIENT: ZygoteClient | None = None
 _IMPORTS: set[str] = set()  # what a zygote started from now on imports for its workers
-
-
-def want_imports(modules: Iterable[str]) -> None:
-    """Modules the workers of the labs about to be graded should find imported (a lab's
-    ``worker_imports``): a zygote started after this call imports them once, for every worker
-    it forks. Call it before ``start_soon``; a zygote already running keeps what it has (its
-    workers import the rest themselves)."""
-    _IMPORTS.update(modules)
 _CLIENT_LOCK = threading.Lock()
 _STARTING: threading.Thread | None = None  # start_soon's, until shared_client has waited for it
 
 
-def start_soon() -> None:
+def start_soon(imports: Iterable[str] = ()) -> None:
     """Start this process's zygote in the background, so that it imports what the workers need
     while the grader loads its own modules, lab and suite; ``shared_client`` waits for it. The
     zygote is the same fresh interpreter as when started on first use. A failed start is left to
-    ``shared_client``, which tries again and says why."""
+    ``shared_client``, which tries again and says why. ``imports``: modules the workers of the
+    lab about to be graded should find imported (its ``worker_imports``); every zygote started
+    from now on imports them once for all its workers (one already running keeps what it has:
+    its workers import the rest themselves)."""
+    _IMPORTS.update(imports)
     global _STARTING
     with _CLIENT_LOCK:
         client = _CLIENT
