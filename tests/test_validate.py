@@ -97,3 +97,19 @@ def test_validate_names_a_hidden_test_without_a_rubric_entry(course_copy, capsys
     assert re.search(r"tests without a rubric entry: test_softmax_dtype \(.*test_rnn_hidden\.py:"
                      r"\d+\)", out), out
     assert re.search(r"entries without a test: test_softmax_dtypes \(.*rubric\.yaml:\d+\)", out)
+
+
+def test_a_failing_reference_is_reported_with_the_reason(course_copy):
+    """A reference that disagrees with an independent oracle (here nn.RNN) fails validate, and
+    the report says which check failed and by how much, not only the test's name."""
+    solution = course_copy / "solutions" / "lab1" / "rnn.py"
+    source = solution.read_text()
+    broken = source.replace("inputs = X @ W_x.T + b", "inputs = X @ W_x.T + 1.01 * b")
+    assert broken != source
+    solution.write_text(broken)
+    code, output = run_validate(course_copy)
+    assert code == 1
+    assert re.search(r"the reference scores [\d.]+/\d+ \(failing: "
+                     r".*test_rnn_forward_batch_vs_torch", output)
+    assert re.search(r"\n  test_rnn_forward_batch_vs_torch: case .*-cpu: check "
+                     r"`rnn_forward_batch on cpu`: \| .*values differ", output), output[-3000:]

@@ -132,7 +132,9 @@ def validate_lab(lab: Lab, *, device: str = "auto", inprocess: bool = True,
         failing = [t.name for t in ref.tests if t.outcome not in (Outcome.PASSED,
                                                                   Outcome.SKIPPED)]
         report.problems.append(f"the reference scores {ref.score:g}/{ref.max_score:g} "
-                               f"(failing: {failing})")
+                               f"(failing: {failing})" + "".join(
+                                   f"\n  {t.name}: {_first_lines(t.message)}" for t in ref.tests
+                                   if t.outcome not in (Outcome.PASSED, Outcome.SKIPPED)))
     _check_margins(report, ref)
     stub_source = lab.stub_path().read_text(encoding="utf-8")
     report.stub = _grade_source(stub_source, lab, "stub", device=device, inprocess=inprocess)
@@ -241,3 +243,9 @@ def format_report(report: LabReport) -> str:
     else:
         lines.append(f"{report.lab}: all checks hold")
     return "\n".join(lines)
+
+
+def _first_lines(message: str, lines: int = 5, width: int = 400) -> str:
+    """The start of a failing test's message: enough to tell why the reference failed."""
+    text = " | ".join(line.strip() for line in message.strip().splitlines()[:lines])
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -191,7 +191,7 @@ def test_cuda_workers_get_their_own_jail_and_limits(sandbox):
     and protects even without a GPU; with one, tensors cross to the worker's CUDA device."""
     import torch
 
-    runner = sandbox(PROBE + "\n\ndef twice(t):\n    return t * 2, str(t.device)\n",
+    runner = sandbox(PROBE + "\n\ndef twice(t):\n    return t * 2, str(t.device)\n" + GRADIENT,
                      device="cuda")
     facts = runner.call("facts").value
     assert facts["uid"] != 0 and facts["pid"] == 1 and facts["as"] == resource.RLIM_INFINITY
@@ -200,6 +200,41 @@ def test_cuda_workers_get_their_own_jail_and_limits(sandbox):
         value, device = runner.call("twice", (torch.ones(3, device="cuda"),)).value
         assert device.startswith("cuda") and value.device.type == "cuda"
         assert torch.equal(value.cpu(), torch.full((3,), 2.0))
+        for where in ("cpu", "cuda"):  # autograd works in a worker forked on a GPU machine
+            grad = runner.call("gradient", (torch.tensor([1.0, -2.0], device=where),)).value
+            assert grad.device.type == where and grad.tolist() == [3.0, 12.0]
+
+
+GRADIENT = """
+
+def gradient(t):
+    import torch
+    leaf = t.clone().requires_grad_(True)
+    (leaf ** 3).sum().backward()
+    return leaf.grad
+"""
+
+
+@pytest.mark.cuda
+def test_the_zygote_leaves_cuda_uninitialised_for_its_workers(sandbox):
+    """Workers fork from the zygote: had it initialised CUDA (autograd's first backward does,
+    asking for the device count; so does torch.cuda.is_available()), CUDA would fail in every
+    worker with "initialization error", and autograd too. Here with every lab's
+    worker_imports imported in the zygote."""
+    import torch
+
+    from rnngrade.labs import available_labs
+    from rnngrade.sandbox import zygote
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device on this machine")
+    imports = sorted({name for lab in available_labs() for name in lab.worker_imports})
+    zygote.close_shared_client()  # a zygote of its own, with every lab's worker_imports
+    zygote.start_soon(imports)
+    runner = sandbox(GRADIENT, device="cuda")
+    for where in ("cuda", "cpu"):
+        grad = runner.call("gradient", (torch.ones(2, device=where),)).value
+        assert grad.device.type == where and grad.tolist() == [3.0, 3.0]
 
 
 def test_rnngrade_grade_says_why_it_cannot_sandbox_and_what_to_do(sandbox_available,

@@ -25,6 +25,7 @@ import ctypes
 import errno
 import os
 import platform
+import re
 import resource
 import socket
 import sys
@@ -137,16 +138,70 @@ def make_context(staging: str, scratch: str, hidden: list[str]) -> Context:
             continue  # already visible through the system directories
         if not any(_within(real, b) for b in binds):
             binds = [b for b in binds if not _within(b, real)] + [real]
-    cuda_binds: list[str] = []
-    for path in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
-        real = os.path.realpath(path) if path else ""
-        if real and real != "/" and os.path.isdir(real) \
-                and not any(_within(h, real) or _within(real, h) for h in hidden) \
-                and not any(_within(real, b) for b in binds + cuda_binds) \
-                and not any(_within(real, "/" + top) for top in _SYSTEM_DIRS):
-            cuda_binds.append(real)
+    candidates = os.environ.get("LD_LIBRARY_PATH", "").split(":") + driver_library_dirs(
+        _read_text("/proc/self/maps"))
+    cuda_binds = cuda_library_binds(candidates, _mount_points(_read_text("/proc/self/mountinfo")),
+                                    binds, hidden)
     return Context(namespaces=namespace_ids(), staging=staging, scratch=scratch, binds=binds,
                    hidden=hidden, cuda_binds=cuda_binds, privileged=os.geteuid() == 0)
+
+
+def driver_library_dirs(maps: str) -> list[str]:
+    """The directories of the GPU driver's libraries mapped in this process (``maps``: the text
+    of ``/proc/self/maps``): the driver loads its helpers (the PTX JIT compiler, NVVM) from
+    there later, in the worker."""
+    dirs: list[str] = []
+    for line in maps.splitlines():
+        parts = line.split(None, 5)
+        path = parts[5].strip() if len(parts) == 6 else ""
+        folder = os.path.dirname(path)
+        if os.path.basename(path).startswith(("libcuda.so", "libnvidia-")) \
+                and folder not in dirs:
+            dirs.append(folder)
+    return dirs
+
+
+def cuda_library_binds(candidates: list[str], mount_points: list[str], binds: list[str],
+                       hidden: list[str]) -> list[str]:
+    """What a CUDA worker's jail binds besides the Python directories, for library directories
+    ``candidates``: each one outside the system directories, and, for one inside them on a
+    mount of its own (a container's ``/usr/local/nvidia``), that mount: the jail binds the
+    system directories without what is mounted below them."""
+    out: list[str] = []
+    for path in candidates:
+        real = os.path.realpath(path) if path else ""
+        if not real or real == "/" or not os.path.isdir(real) \
+                or any(_within(h, real) or _within(real, h) for h in hidden):
+            continue
+        tops = ["/" + top for top in _SYSTEM_DIRS if _within(real, "/" + top)]
+        if tops:
+            mount = max((m for m in mount_points if _within(real, m)), key=len, default="/")
+            if _within(tops[0], mount):
+                continue  # on the system directory's own mount: visible already
+            real = mount
+        if any(_within(h, real) for h in hidden) or any(_within(real, b) for b in binds + out):
+            continue
+        out = [b for b in out if not _within(b, real)] + [real]
+    return out
+
+
+def _mount_points(mountinfo: str) -> list[str]:
+    """The mount points listed in ``/proc/self/mountinfo`` (its fifth field, octal escapes
+    decoded)."""
+    points = []
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        if len(fields) > 4:
+            points.append(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4]))
+    return points
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
 
 
 def _within(path: str, parent: str) -> bool:
@@ -258,7 +313,6 @@ def _mount_python_and_sys(ctx: Context, root: str, device: str) -> list[str]:
     extra = list(ctx.binds)
     if device.startswith("cuda"):
         _bind("/sys", root + "/sys", read_only=True)
-        extra += ctx.cuda_binds
     else:
         for path in ("/sys/devices/system/cpu", "/sys/devices/system/node"):
             if os.path.isdir(path):
@@ -269,6 +323,12 @@ def _mount_python_and_sys(ctx: Context, root: str, device: str) -> list[str]:
     for path in extra:
         if not os.path.exists(root + path):
             _bind(path, root + path, read_only=True)
+    if device.startswith("cuda"):
+        for path in ctx.cuda_binds:  # a mount point below /usr, say, exists there but is empty
+            try:
+                _bind(path, root + path, read_only=True)
+            except OSError as exc:
+                problems.append(f"{exc} (the CUDA libraries in {path} are not visible)")
     return problems
 
 

@@ -105,8 +105,15 @@ def _prepare(imports: list[str]) -> None:
     np.exp(a - a.max(axis=0, keepdims=True))
     t = torch.linspace(0.0, 1.0, 16, dtype=torch.float64).reshape(4, 4)
     torch.stack([torch.tanh(t @ t.T + 1.0), t], dim=1).sum()
-    x = t.clone().requires_grad_(True)
-    (x * x).sum().backward()
+    if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:
+        # Only with a CPU-only torch: with a GPU build, autograd's first backward asks the
+        # driver how many devices there are (initialising CUDA) and starts a thread per device,
+        # after which neither CUDA nor autograd works in a forked worker.
+        x = t.clone().requires_grad_(True)
+        (x * x).sum().backward()
+    # the grader's numerics (``harness.checks.seeding``): flags only, nothing initialised
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
     build_module("import numpy as np\n\ndef f(x):\n    return np.asarray(x)\n", "warmup.py")
     for name in imports:
         with contextlib.suppress(Exception):
@@ -658,6 +665,9 @@ class ZygoteClient:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
         env.update(isolation.ONE_THREAD_ENV)
+        # torch.cuda.is_available() through NVML: an import that asks (torch._dynamo's, say)
+        # leaves CUDA uninitialised in the zygote, so its forked workers can still use it
+        env["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
         env.setdefault("MALLOC_ARENA_MAX", "2")  # fewer 64 MiB arenas under RLIMIT_AS
         paths = [p for p in sys.path if p and os.path.isdir(p)]
         try:

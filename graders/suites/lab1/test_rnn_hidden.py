@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+from rnngrade.grading.precision import promoted_oracle
 from rnngrade.harness.checks.devices import device_params
 from rnngrade.harness.checks.tolerance import Tolerance
 
@@ -15,9 +16,9 @@ SIZES = [  # (n_x, n_a, n_y, m, T_x): edge sizes m = 1, T_x = 1, n_a = 1 and a l
     pytest.param(8, 16, 10, 32, 12, id="n_x8-n_a16-n_y10-m32-T12"),
 ]
 
-# float32 on CUDA with TF32 off: cuDNN sums in its own order; observed differences are ~1e-6
-# on O(1) states, so the float32 tolerance (1e-5 abs) keeps a 10x margin.
-CUDA_FLOAT32 = Tolerance(1e-5, 1e-4, "float32 on CUDA (TF32 off); cuDNN summation order ~1e-6")
+# The student's float32 on CUDA (TF32 off) against nn.RNN run in float64 (promoted_oracle: cuDNN's
+# float32 kernels are themselves ~1e-5 off); a float32 loop of matrix products stays ~1e-6.
+CUDA_FLOAT32 = Tolerance(1e-5, 1e-4, "float32 on CUDA (TF32 off) against float64; sums ~1e-6")
 
 
 def make_parameters(rng, n_x, n_a, n_y, dtype=np.float64):
@@ -160,7 +161,7 @@ def test_rnn_forward_batch_vs_torch(check, device, B, T, d, H):
     args = (randn(B, T, d), randn(H, H, scale=H**-0.5), randn(H, d), randn(H), randn(B, H))
     tol = None if device == "cpu" else CUDA_FLOAT32
     check.expect(f"rnn_forward_batch on {device}", lambda m, *a: m.rnn_forward_batch(*a), args,
-                 oracle=torch_rnn, tol=tol, time_axis=1)
+                 oracle=promoted_oracle(torch_rnn), tol=tol, time_axis=1)
 
 
 @pytest.mark.parametrize("zero", ["h0", "W_h", "b"])

@@ -36,6 +36,11 @@ PAD, BOS, EOS, V = 10, 11, 12, 13
 # an attention sum over 12 positions and their backward stay ~1e-6 apart on O(1) values (SPEC:
 # tolerance 1e-5); 1e-4 relative covers the larger gradients.
 CUDA_FLOAT32 = Tolerance(1e-5, 1e-4, "float32 on CUDA (TF32 off); summation order ~1e-6")
+# The encoder's weight gradients on CUDA go through cuDNN's float32 GRU backward on both sides,
+# whose own error against float64 reached 0.1 of CUDA_FLOAT32 on an H200 (validate); this keeps
+# the tenfold margin. A known mistake changes these gradients by far more (checked on the CPU).
+CUDNN_GRADIENTS = Tolerance(5e-5, 5e-4, "float32 through cuDNN's GRU backward (TF32 off): "
+                            "~1e-5 from float64")
 # README: the first updates match the reference's losses to rtol 1e-5 in float32 (Adam's first
 # steps move every weight by ~lr whatever the gradient's size; float32 rounding of a correct loop
 # stays ~1e-7 after 3 updates).
@@ -143,7 +148,7 @@ def test_encode_gradients(check, reference, rng, device):
         return with_gradients(result, ("H", "mask", "s0"), ENCODER_KEYS)
 
     check.expect(f"encode: gradients of every encoder weight on {device}", probe,
-                 (params, src, lens), tol=tol_for(device),
+                 (params, src, lens), tol=None if device == "cpu" else CUDNN_GRADIENTS,
                  names=("H", "mask", "s0", *(f"gradient of {k}" for k in ENCODER_KEYS)))
 
 

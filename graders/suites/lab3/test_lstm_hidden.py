@@ -34,11 +34,12 @@ GATES = ("f", "i", "c", "o")
 # README calls anything above 1e-4 a bug, and real mistakes land above 1e-2.
 GRADIENT_CHECK = Tolerance(0.0, 1e-5, "relative error against central differences (ε = 1e-5, "
                            "float64) must stay below 1e-5; a correct gradient gives ~1e-8")
-# float32 on CUDA with TF32 off, against cuDNN's float32 LSTM: both sides round at 6e-8 per
-# operation but sum in different orders; outputs differ by ~1e-6 and weight gradients (sums over
-# B·T steps) by a few 1e-6, so 2e-5 absolute / 1e-4 relative keeps a 10x margin.
-CUDA_FLOAT32 = Tolerance(2e-5, 1e-4, "float32 on CUDA (TF32 off) against cuDNN: summation order "
-                         "differs, ~1e-6 observed on O(1) values")
+# float32 on CUDA with TF32 off, against nn.LSTM run in float64 (nn_autograd: cuDNN's float32
+# LSTM is itself up to ~2e-5 off, measured on an H200): the student's float32 rounds at 6e-8 per
+# operation; outputs stay ~1e-6 off and weight gradients (sums over B·T steps) a few 1e-6, so
+# 2e-5 absolute / 1e-4 relative keeps a 10x margin.
+CUDA_FLOAT32 = Tolerance(2e-5, 1e-4, "float32 on CUDA (TF32 off) against float64: ~1e-6 on O(1) "
+                         "values")
 
 SIZES = [  # (n_x, n_a, n_y, m, T_x): edge sizes n_a = 1, m = 1, T_x = 1 and larger ones
     pytest.param(3, 5, 2, 4, 6, id="n_x3-n_a5-m4-T6"),
@@ -308,11 +309,11 @@ def autograd_probe(function: str, upstream: list[torch.Tensor], outputs: tuple[s
 
 def nn_autograd(kind: str, args: tuple, upstream: list[torch.Tensor], outputs: tuple[str, ...],
                 arg_names: tuple[str, ...]) -> dict:
-    """What nn.LSTMCell / nn.LSTM(batch_first=True) computes, with autograd. CPU cases compute in
-    float64 (float32 inputs are promoted: the expected value is then the exact one); CUDA cases
-    in float32 with cuDNN, TF32 off."""
+    """What nn.LSTMCell / nn.LSTM(batch_first=True) computes, with autograd, in float64 on the
+    inputs' device (float32 inputs are promoted: the expected value is then the exact one, and
+    cuDNN's own float32 error never counts against the student)."""
     device = args[0].device
-    dtype = torch.float64 if device.type == "cpu" else args[0].dtype
+    dtype = torch.float64
     leaves = [a.detach().to(dtype).clone().requires_grad_(True) for a in args]
     x, h, c, W_ih, W_hh, b_ih, b_hh = leaves
     d, H = x.shape[-1], h.shape[-1]

@@ -51,10 +51,17 @@ def forecaster_gradients(module: Any, params: Mapping[str, Any], X: Any, per_win
     leaves = {k: v.detach().clone().requires_grad_(True) for k, v in params.items()}
     x = X.detach().clone().requires_grad_(True)
     torch.manual_seed(GENERATOR_STATE)  # a forward pass that draws (dropout left on) draws alike
-    forecast = module.lstm_forecaster_forward(leaves, x, per_window)
-    if isinstance(forecast, torch.Tensor) and forecast.requires_grad \
-            and forecast.shape == upstream.shape:
-        (forecast * upstream.to(forecast.dtype)).sum().backward()
+    # cuDNN has no backward for an LSTM in eval mode, which the contract asks for: on CUDA the
+    # forward and backward run on PyTorch's own kernels.
+    cudnn = torch.backends.cudnn.enabled
+    torch.backends.cudnn.enabled = False
+    try:
+        forecast = module.lstm_forecaster_forward(leaves, x, per_window)
+        if isinstance(forecast, torch.Tensor) and forecast.requires_grad \
+                and forecast.shape == upstream.shape:
+            (forecast * upstream.to(forecast.dtype)).sum().backward()
+    finally:
+        torch.backends.cudnn.enabled = cudnn
     result = {"forecast": forecast.detach() if isinstance(forecast, torch.Tensor) else forecast}
     for name, leaf in (("X", x), *leaves.items()):
         result[f"d{name}"] = leaf.grad if leaf.grad is not None else torch.zeros_like(leaf)
