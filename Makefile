@@ -57,13 +57,24 @@ validate: setup
 
 # Needs a CUDA build of torch, which the pinned CPU build of `setup` is not: run it with an
 # interpreter that has one and rnngrade installed, e.g. `make check-cuda CUDA_PYTHON=python3`.
+# Every lab is validated in-process and sandboxed, CUDA_JOBS at a time (one after another, the
+# slowest labs alone take about 10 minutes); each run's output is in $(OUT)/check-cuda/.
 CUDA_PYTHON ?= $(BIN)/python
+CUDA_JOBS ?= 8
+CUDA_LABS ?= lab11 lab10 lab8 lab9 lab3 lab7 lab6 lab5 lab2 lab4 lab1 lab12
 check-cuda:
 	$(CUDA_PYTHON) -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 'no CUDA device, or torch without CUDA')"
 	$(CUDA_PYTHON) -m pytest -q -p no:cacheprovider -m cuda tests
-	$(CUDA_PYTHON) -m pytest -q -p no:cacheprovider tests/sandbox/test_isolation.py -k cuda
-	$(CUDA_PYTHON) -m rnngrade.cli validate --device cuda
-	$(CUDA_PYTHON) -m rnngrade.cli validate --device cuda --sandbox
+	$(CUDA_PYTHON) -m pytest -q -p no:cacheprovider tests/sandbox/test_isolation.py -k "cuda or zygote"
+	@mkdir -p $(OUT)/check-cuda
+	@for lab in $(CUDA_LABS); do for mode in inprocess sandbox; do echo "$$lab $$mode"; done; done \
+	  | OMP_NUM_THREADS=2 xargs -P $(CUDA_JOBS) -n 2 sh -c ' \
+	      flag=$$( [ "$$1" = sandbox ] && echo --sandbox ); \
+	      if $(CUDA_PYTHON) -m rnngrade.cli validate --device cuda --lab $$0 $$flag \
+	          > $(OUT)/check-cuda/$$0-$$1.log 2>&1; \
+	      then echo "$$0 ($$1): holds"; \
+	      else echo "$$0 ($$1): PROBLEMS, see $(OUT)/check-cuda/$$0-$$1.log"; \
+	        grep "^PROBLEM\|^  test_" $(OUT)/check-cuda/$$0-$$1.log | head -20; exit 1; fi'
 
 lint: setup
 	$(BIN)/ruff check .
