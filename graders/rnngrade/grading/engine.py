@@ -216,6 +216,10 @@ def grade_isolated(submission: Path, lab_name: str, *, device: str = "auto",
     Raises a GraderError when the lab's assets do not load."""
     assets = load_lab_assets(lab_name)
     device = resolve_device(device)
+    if device == "cuda" and not inprocess:
+        from rnngrade.sandbox.cuda_check import check_cuda_workers
+
+        check_cuda_workers(assets.lab.limits)
     what = f"the {assets.lab.name} hidden suite"
 
     def collect(student: ModuleProxy) -> OutcomeCollector:
@@ -242,6 +246,10 @@ class Grader:
         self.rubric = self.assets.rubric
         self.device = resolve_device(device)
         self.inprocess = inprocess
+        if self.device == "cuda" and not inprocess:
+            from rnngrade.sandbox.cuda_check import check_cuda_workers
+
+            check_cuda_workers(self.lab.limits)
         self.memo = memo if memo is not None else ExpectationMemo()
         self.collector = OutcomeCollector(None, self.device, self.assets, memo=self.memo)
         self.graded = 0
