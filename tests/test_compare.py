@@ -130,3 +130,27 @@ def test_non_finite_or_integer_values_take_the_extended_path():
     assert compare(np.array([np.nan, 1.0]), np.array([np.nan, 1.0]), tol, "x").ok
     overflowing = compare(np.array([1e308]), np.array([-1e308]), tol, "x")
     assert not overflowing.ok and overflowing.max_abs_error == np.inf
+
+
+@pytest.mark.parametrize("got, want", [
+    (np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(2, 3)),
+    (np.float32([1.5, -0.0, np.inf]), np.float64([1.5, 0.0, np.inf])),
+    (np.array(2.5), np.array(2.5)),
+    (np.array([1 + 2j, 3j]), np.array([1 + 2j, 3j])),
+    (np.array([True, False]), np.array([True, False])),
+])
+def test_the_very_same_numbers_compare_as_no_error_at_all(got, want):
+    """Equal arrays take a shortcut; what it reports is what measuring every entry reports."""
+    result = compare(got, want, FLOAT64, "x")
+    assert result.ok and result.problem == "" and result.n_bad == 0
+    assert result.ratio == result.max_abs_error == result.max_rel_error == 0.0
+    assert result.worst_index == (0,) * want.ndim and result.n_total == want.size
+
+
+def test_one_ulp_apart_is_measured_not_taken_as_equal():
+    want = np.array([1.0, 2.0])
+    got = want.copy()
+    got[1] = np.nextafter(2.0, 3.0)
+    result = compare(got, want, FLOAT64, "x")
+    assert result.ok and result.ratio > 0 and result.worst_index == (1,)
+    assert result.max_abs_error == got[1] - 2.0

@@ -326,6 +326,8 @@ def _close(a: Any, b: Any, atol: float, rtol: float) -> bool:
         return False
     if x.dtype.kind not in "fciub" or y.dtype.kind not in "fciub":
         return bool(np.array_equal(x, y))
+    if (x == y).all():  # the usual case, the very numbers recorded: 5x cheaper than allclose
+        return True
     return bool(np.allclose(x, y, atol=atol, rtol=rtol, equal_nan=True))
 
 

@@ -198,6 +198,11 @@ def _compare_values(result: Comparison, got: np.ndarray, want: np.ndarray, tol: 
     result.n_total = int(want.size)
     if want.size == 0:
         return result
+    if got.dtype.kind in "fciub" and want.dtype.kind in "fciub" and (got == want).all():
+        # the very same numbers (often: a known mistake's result, a correct callee's): no error
+        # anywhere, what the general path below finds too, at a tenth of its cost
+        result.worst_index = tuple(0 for _ in want.shape)
+        return result
     measured = _finite_errors(got, want, tol)
     if measured is None:
         measured = _errors(got, want, tol)
