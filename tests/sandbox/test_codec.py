@@ -251,6 +251,7 @@ def test_every_truncation_of_a_message_is_refused():
     (b"a\x03|O8\x01" + struct.pack("<Q", 1) + b"\x00" + bytes(8), "bad dtype|not plain"),
     (b"a\x02V8\x00\x00" + bytes(8), "bad dtype"),
     (b"a\x07f8,i4,\x00\x00", "bad dtype"),
+    (b"a\x03|a5\x00\x00", "bad dtype"),  # NumPy's deprecated alias: refused before it warns
     (b"a\x03<f8\x02" + struct.pack("<QQ", 2**40, 2**40) + b"\x00", "truncated"),
     (b"a\x03<f8\x02" + struct.pack("<QQ", 0, 2**63) + b"\x00", "malformed|truncated"),
     (b"l" + struct.pack("<I", 2**31), "truncated"),

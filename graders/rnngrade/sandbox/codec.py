@@ -53,7 +53,9 @@ _C128 = struct.Struct("<dd")
 _NUMPY_KINDS = frozenset("biufcUSmM")
 _NUMPY_SCALARS = frozenset({np.dtype(c).type for c in "?bhilqBHILQefdgFDG"}
                            | {np.datetime64, np.timedelta64})
-_DTYPE_RE = re.compile(r"^[<>|=][a-zA-Z]\d{1,4}(\[\d*[a-zA-Z]{1,3}\])?$")
+# what ``dtype.str`` gives for the kinds above: no other type code (a deprecated alias such as
+# "a" would reach NumPy and warn before being refused)
+_DTYPE_RE = re.compile(r"^[<>|=][biufcUSmM]\d{1,4}(\[\d*[a-zA-Z]{1,3}\])?$")
 _DEVICE_RE = re.compile(r"^(cpu|cuda(:\d{1,3})?)$")
 # torch dtype name -> the NumPy dtype its bytes travel as
 _TORCH_DTYPES = {
