@@ -129,12 +129,10 @@ def validate_lab(lab: Lab, *, device: str = "auto", inprocess: bool = True,
         report.problems.append(f"the grader fails on the reference: {ref.grader_detail}")
         return report
     if ref.score != ref.max_score or ref.max_score == 0:
-        failing = [t.name for t in ref.tests if t.outcome not in (Outcome.PASSED,
-                                                                  Outcome.SKIPPED)]
+        failing = [t for t in ref.tests if t.outcome not in (Outcome.PASSED, Outcome.SKIPPED)]
         report.problems.append(f"the reference scores {ref.score:g}/{ref.max_score:g} "
-                               f"(failing: {failing})" + "".join(
-                                   f"\n  {t.name}: {_first_lines(t.message)}" for t in ref.tests
-                                   if t.outcome not in (Outcome.PASSED, Outcome.SKIPPED)))
+                               f"(failing: {[t.name for t in failing]})" + "".join(
+                                   f"\n  {t.name}: {_first_lines(t.message)}" for t in failing))
     _check_margins(report, ref)
     stub_source = lab.stub_path().read_text(encoding="utf-8")
     report.stub = _grade_source(stub_source, lab, "stub", device=device, inprocess=inprocess)

@@ -209,17 +209,24 @@ def _rubric_or_none(lab: Lab) -> Rubric | None:
         return None
 
 
+def _usable_device(device: str, inprocess: bool, lab: Lab) -> str:
+    """``resolve_device``, and for sandboxed CUDA grading the check that a jailed worker under
+    the lab's limits can use the GPU libraries (``sandbox/cuda_check.py``)."""
+    device = resolve_device(device)
+    if device == "cuda" and not inprocess:
+        from rnngrade.sandbox.cuda_check import check_cuda_workers
+
+        check_cuda_workers(lab.limits)
+    return device
+
+
 def grade_isolated(submission: Path, lab_name: str, *, device: str = "auto",
                    inprocess: bool = False, budget: float | None = None,
                    outcome: bool = True) -> GradeResult:
     """Like ``grade()``, in a fresh pytest session of its own (slow; the reference path).
     Raises a GraderError when the lab's assets do not load."""
     assets = load_lab_assets(lab_name)
-    device = resolve_device(device)
-    if device == "cuda" and not inprocess:
-        from rnngrade.sandbox.cuda_check import check_cuda_workers
-
-        check_cuda_workers(assets.lab.limits)
+    device = _usable_device(device, inprocess, assets.lab)
     what = f"the {assets.lab.name} hidden suite"
 
     def collect(student: ModuleProxy) -> OutcomeCollector:
@@ -244,12 +251,8 @@ class Grader:
         self.assets = load_lab_assets(lab_name)
         self.lab = self.assets.lab
         self.rubric = self.assets.rubric
-        self.device = resolve_device(device)
+        self.device = _usable_device(device, inprocess, self.lab)
         self.inprocess = inprocess
-        if self.device == "cuda" and not inprocess:
-            from rnngrade.sandbox.cuda_check import check_cuda_workers
-
-            check_cuda_workers(self.lab.limits)
         self.memo = memo if memo is not None else ExpectationMemo()
         self.collector = OutcomeCollector(None, self.device, self.assets, memo=self.memo)
         self.graded = 0
