@@ -209,7 +209,17 @@ class StandIns:
     def _fails(self, callee: str, calls: list[list[Any]]) -> str:
         """What is wrong with the submission's ``callee`` on the recorded arguments ("" when it
         gives every recorded result)."""
-        head = _outputs(calls[0][1])
+        # The first call on its own: a wrong callee is nearly always wrong on it, and then the
+        # others (up to T_x calls of a cell, each maybe a huge result) are never made.
+        for batch in (calls[:1], calls[1:]):
+            if batch:
+                reason = self._fails_on(callee, batch, _outputs(calls[0][1]))
+                if reason:
+                    return reason
+        return ""
+
+    def _fails_on(self, callee: str, calls: list[list[Any]], head: int | None) -> str:
+        """``_fails`` on a batch of recorded calls, run in the worker in one request."""
         try:
             got = self.student.runner.call_helper(
                 "call_each", (callee, [c[0] for c in calls], head)).value
