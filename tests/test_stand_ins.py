@@ -7,7 +7,9 @@ import numpy as np
 from rnngrade.diagnosis.figures import Verdict, tally
 from rnngrade.diagnosis.mutants import strip_markers
 from rnngrade.grading.engine import grade
-from rnngrade.grading.stand_ins import callees_of
+from rnngrade.grading.stand_ins import callees_of, record_calls
+from rnngrade.harness.runner.inprocess import InProcessRunner
+from rnngrade.harness.runner.proxy import ModuleProxy
 from rnngrade.labs import get_lab
 from rnngrade.results.model import CaseResult, GradeResult, Outcome, TestResult
 
@@ -138,3 +140,29 @@ def test_an_unfinished_cell_is_stood_in_for_but_an_unfinished_caller_stays_unfin
     assert graded.score == 0
     assert not any("in place of yours" in t.message for t in graded.tests)
     assert not any("in place of yours" in note for note in graded.notes)
+
+
+def test_a_recording_shares_what_stays_unchanged_and_snapshots_what_changes():
+    """The calls of a loop share one copy of an array they all get unchanged (the replay then
+    sends it once); an array the caller changes in place between calls is copied at each
+    call, so every recorded call keeps the values it had."""
+    import types
+
+    module = types.ModuleType("loop")
+    exec("import numpy as np\n"
+         "def cell(x, p):\n    return x * p['w']\n"
+         "def run(x, p):\n"
+         "    out = []\n"
+         "    for t in range(3):\n"
+         "        out.append(cell(x, p))\n"
+         "        x += 1.0  # in place: the next call sees other values\n"
+         "    return out\n", module.__dict__)
+    proxy = ModuleProxy(InProcessRunner(module))
+    weights = {"w": np.full(2, 2.0)}
+    calls = record_calls(proxy, frozenset({"cell"}), ("call", "run", (np.zeros(2), weights),
+                                                     {}))["cell"]
+    assert len(calls) == 3
+    assert calls[0][0][1]["w"] is calls[1][0][1]["w"] is calls[2][0][1]["w"]
+    assert [float(c[0][0][0]) for c in calls] == [0.0, 1.0, 2.0]
+    assert [float(c[1][0]) for c in calls] == [0.0, 2.0, 4.0]
+    assert calls[0][0][1]["w"] is not weights["w"]

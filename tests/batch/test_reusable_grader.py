@@ -122,6 +122,23 @@ def test_memo_returns_copies_and_replays_random_draws():
     assert memo.compute(key, "reference", draw)[0] != 99.0  # stored values are copies
 
 
+def test_memo_copies_keep_shared_arrays_shared_and_count_them_once():
+    """A forward pass's caches all hold the same parameters: the stored copy does too (as
+    deepcopy would), apart from the original, and its size counts them once."""
+    memo = ExpectationMemo()
+    weights = np.ones((100, 100))
+    value = [(np.zeros(2), {"W": weights}) for _ in range(10)]
+    key = memo.key("shared", np.ones, ())
+    memo.compute(key, "reference", lambda: value)
+    assert memo.bytes < 2 * weights.nbytes  # not 10 copies
+    copy = memo.compute(key, "reference", lambda: value)
+    assert all(c[1]["W"] is copy[0][1]["W"] for c in copy)
+    assert copy[0][1]["W"] is not weights and copy[0][0] is not copy[1][0]
+    copy[0][1]["W"][0, 0] = 5.0
+    assert weights[0, 0] == 1.0 and memo.compute(key, "reference", lambda: value)[3][1]["W"][
+        0, 0] == 1.0
+
+
 def test_memo_remembers_exceptions_and_stays_bounded():
     memo = ExpectationMemo(max_bytes=64 * 1024)
 

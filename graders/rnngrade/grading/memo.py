@@ -236,14 +236,20 @@ def _rng_digest(state: tuple) -> str:
     return h.hexdigest()
 
 
-def _nbytes(value: Any) -> int:
-    if isinstance(value, np.ndarray):
-        return value.nbytes + 128
+def _nbytes(value: Any, _counted: set[int] | None = None) -> int:
+    """About the memory ``value`` holds (a shared array counted once)."""
+    counted = set() if _counted is None else _counted
     if isinstance(value, tuple | list):
-        return 64 + sum(_nbytes(v) for v in value)
+        return 64 + sum(_nbytes(v, counted) for v in value)
     if isinstance(value, dict):
-        return 64 + sum(_nbytes(v) for v in value.values())
+        return 64 + sum(_nbytes(v, counted) for v in value.values())
+    if id(value) in counted:
+        return 8
+    if isinstance(value, np.ndarray):
+        counted.add(id(value))
+        return value.nbytes + 128
     if _is_torch(value) and hasattr(value, "element_size"):
+        counted.add(id(value))
         return value.element_size() * value.numel() + 256
     return 64
 
@@ -251,25 +257,36 @@ def _nbytes(value: Any) -> int:
 _IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), np.generic)
 
 
-def copy_tree(value: Any) -> Any:
+def copy_tree(value: Any, _arrays: dict[int, Any] | None = None) -> Any:
     """A deep copy of plain data (dicts, lists, tuples, arrays, tensors), several times faster
-    than ``copy.deepcopy``; anything else goes through ``copy.deepcopy``."""
+    than ``copy.deepcopy``; anything else goes through ``copy.deepcopy``. An array or tensor
+    met twice is copied once and stays shared in the copy (every cache of a recorded forward
+    pass holds the same parameters: the sandbox then sends them once)."""
     kind = type(value)
     if isinstance(value, _IMMUTABLE):
         return value
+    if _arrays is None:
+        _arrays = {}
     if kind is dict:
-        return {k: copy_tree(v) for k, v in value.items()}
+        return {k: copy_tree(v, _arrays) for k, v in value.items()}
     if kind is list:
-        return [copy_tree(v) for v in value]
+        return [copy_tree(v, _arrays) for v in value]
     if kind is tuple:
-        return tuple(copy_tree(v) for v in value)
+        return tuple(copy_tree(v, _arrays) for v in value)
+    found = _arrays.get(id(value))
+    if found is not None:
+        return found
     if kind is np.ndarray and not value.dtype.hasobject:
-        return value.copy(order="K")
-    torch = sys.modules.get("torch")
-    if torch is not None and kind is torch.Tensor and not value.requires_grad \
-            and value.grad is None and value.layout == torch.strided:
-        return value.clone()
-    return copy.deepcopy(value)
+        copied = value.copy(order="K")
+    else:
+        torch = sys.modules.get("torch")
+        if torch is not None and kind is torch.Tensor and not value.requires_grad \
+                and value.grad is None and value.layout == torch.strided:
+            copied = value.clone()
+        else:
+            return copy.deepcopy(value)
+    _arrays[id(value)] = copied  # ``value`` outlives this copy: its id stays its own
+    return copied
 
 
 @dataclasses.dataclass

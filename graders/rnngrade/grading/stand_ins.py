@@ -31,6 +31,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from rnngrade.grading.memo import ExpectationMemo, copy_tree
 from rnngrade.harness.checks.structure import compare_tree
 from rnngrade.harness.checks.tolerance import tolerance_for
@@ -57,15 +59,35 @@ def callees_of(source: str, functions: tuple[str, ...]) -> dict[str, frozenset[s
     return graph
 
 
-def _detached(value: Any) -> Any:
-    """Plain data with every tensor detached from autograd (a copy)."""
-    if isinstance(value, dict):
-        return {k: _detached(v) for k, v in value.items()}
-    if isinstance(value, tuple | list):
-        return type(value)(_detached(v) for v in value)
-    if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
-        return value.detach().clone()
-    return copy_tree(value)
+class _Snapshots:
+    """Copies of the reference's arguments and results as a recording goes, every tensor
+    detached from autograd. An array seen before, and unchanged since, gets the same copy: the
+    calls of a loop then share their parameters and the previous step's state, and a replay
+    sends each of them once (codec references)."""
+
+    def __init__(self) -> None:
+        self._arrays: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id → (original, copy)
+
+    def take(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: self.take(v) for k, v in value.items()}
+        if isinstance(value, tuple | list):
+            return type(value)(self.take(v) for v in value)
+        if type(value) is np.ndarray and not value.dtype.hasobject:
+            seen = self._arrays.get(id(value))
+            if seen is not None and seen[0] is value and _same_bits(seen[1], value):
+                return seen[1]
+            copied = value.copy(order="K")
+            self._arrays[id(value)] = (value, copied)  # holds ``value``: its id stays its own
+            return copied
+        if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
+            return value.detach().clone()
+        return copy_tree(value)
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Same dtype, shape and bytes (-0.0 and 0.0 differ, a NaN equals itself)."""
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 def _outputs(value: Any) -> int | None:
@@ -204,7 +226,7 @@ class StandIns:
 
         if self.memo is None:
             return record()
-        return self.memo.compute(key, "reference", record)
+        return self.memo.compute(key, "reference", record, shared=True)  # only read
 
     def _fails(self, callee: str, calls: list[list[Any]]) -> str:
         """What is wrong with the submission's ``callee`` on the recorded arguments ("" when it
@@ -265,6 +287,7 @@ def record_calls(reference: ModuleProxy, callees: frozenset[str], call: tuple) -
         raise TypeError("calls are recorded on the reference in this process")
     module = runner.module
     found: Recorded = {callee: [] for callee in callees}
+    snapshots = _Snapshots()
     inside: list[str] = []  # the recorded call running now: the calls it makes are its own
     originals = {callee: module.__dict__[callee] for callee in callees
                  if callee in module.__dict__}
@@ -275,13 +298,14 @@ def record_calls(reference: ModuleProxy, callees: frozenset[str], call: tuple) -
         def record(*a: Any, **k: Any) -> Any:
             if inside or sys._getframe(1).f_globals is not module.__dict__:
                 return original(*a, **k)  # a call of the test's own, or one a callee makes
-            bound = _detached(tuple(signature.bind(*a, **k).arguments.values()) if k else a)
+            bound = snapshots.take(tuple(signature.bind(*a, **k).arguments.values()) if k
+                                   else a)
             inside.append(callee)
             try:
                 value = original(*a, **k)
             finally:
                 inside.pop()
-            entry = [bound, _detached(value)]
+            entry = [bound, snapshots.take(value)]
             slopes = jacobians(original, a, k)
             if slopes is not None:
                 entry.append(slopes)
