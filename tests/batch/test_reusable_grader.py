@@ -13,6 +13,7 @@ import torch
 from rnngrade.grading.engine import Grader, grade_isolated
 from rnngrade.grading.memo import ExpectationMemo
 from rnngrade.grading.session import report_sections
+from rnngrade.harness.runner.base import EXCEPTION, StudentError
 from rnngrade.paths import course_root
 
 from ..synthetic import make_class
@@ -150,6 +151,18 @@ def test_memo_remembers_exceptions_and_stays_bounded():
         with pytest.raises(ValueError, match="mutant raised"):
             memo.compute(key, "mutant m", boom)
     assert memo.hits == 1
+    runs = []
+
+    def fails_like_a_submission():  # a mutant's error: raised as the runner's StudentError
+        runs.append(1)
+        raise StudentError(EXCEPTION, "IndexError: list index out of range", function="f")
+
+    key = memo.key("student error", fails_like_a_submission, ())
+    for _ in range(3):
+        with pytest.raises(StudentError, match="list index") as raised:
+            memo.compute(key, "mutant m", fails_like_a_submission)
+        assert raised.value.kind == EXCEPTION and raised.value.function == "f"
+    assert len(runs) == 1  # remembered, not run again for every submission
     for i in range(200):
         value = np.zeros(1000)
         memo.compute(memo.key("big", np.zeros, (i,)), "reference", lambda v=value: v)

@@ -93,6 +93,13 @@ class StudentError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    def __copy__(self) -> StudentError:
+        """The same failure (a memoised mutant's error is raised as a copy each time)."""
+        clone = StudentError(self.kind, self.message, function=self.function,
+                             stdout=self.stdout, stderr=self.stderr)
+        clone.diagnosis, clone.hint = list(self.diagnosis), self.hint
+        return clone
+
 
 class StudentRunner(Protocol):
     """Runs a submission's module and calls into it."""
