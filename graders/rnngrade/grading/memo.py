@@ -260,9 +260,9 @@ _IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), np.generic)
 def copy_tree(value: Any, _arrays: dict[int, Any] | None = None) -> Any:
     """A deep copy of plain data (dicts, lists, tuples, arrays, tensors), faster than
     ``copy.deepcopy`` (several times for tensors); anything else goes through
-    ``copy.deepcopy``. An array or tensor
-    met twice is copied once and stays shared in the copy (every cache of a recorded forward
-    pass holds the same parameters: the sandbox then sends them once)."""
+    ``copy.deepcopy``. An array or tensor met twice is copied once and stays shared in the copy
+    (every cache of a recorded forward pass holds the same parameters: the sandbox then sends
+    them once)."""
     kind = type(value)
     if isinstance(value, _IMMUTABLE):
         return value

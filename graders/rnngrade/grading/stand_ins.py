@@ -233,9 +233,10 @@ class StandIns:
         gives every recorded result)."""
         # The first call on its own: a wrong callee is nearly always wrong on it, and then the
         # others (up to T_x calls of a cell, each maybe a huge result) are never made.
+        head = _outputs(calls[0][1])
         for batch in (calls[:1], calls[1:]):
             if batch:
-                reason = self._fails_on(callee, batch, _outputs(calls[0][1]))
+                reason = self._fails_on(callee, batch, head)
                 if reason:
                     return reason
         return ""
