@@ -154,3 +154,63 @@ def test_one_ulp_apart_is_measured_not_taken_as_equal():
     result = compare(got, want, FLOAT64, "x")
     assert result.ok and result.ratio > 0 and result.worst_index == (1,)
     assert result.max_abs_error == got[1] - 2.0
+
+
+def _near(want: np.ndarray, data: st.DataObject) -> np.ndarray:
+    """``want`` moved by about one tolerance (either side of the limit), or unchanged."""
+    scale = data.draw(st.sampled_from([0.0, 1e-11, 1e-10, 1e-9, 1e-5, 1e-4, 1e-3]))
+    noise = data.draw(hnp.arrays(np.float64, want.shape, elements=st.floats(-2, 2)))
+    return (want + scale * noise * (1 + np.abs(want))).astype(want.dtype)
+
+
+@settings(max_examples=300, deadline=None)
+@given(hnp.arrays(st.sampled_from([np.float32, np.float64]), hnp.array_shapes(max_dims=2),
+                  elements=st.floats(-1e3, 1e3, width=32)),
+       st.data())
+def test_the_verdict_alone_is_the_verdict_of_the_full_comparison(want, data):
+    """``agrees`` skips the report, never the arithmetic: on values at the tolerance's edge, on
+    NaN and inf, on other dtypes, shapes and types it says what ``compare(...).ok`` says."""
+    from rnngrade.harness.checks.compare import agrees
+
+    got = _near(want, data).astype(data.draw(st.sampled_from([np.float32, np.float64])))
+    if got.size and data.draw(st.booleans()):
+        got.flat[0] = data.draw(st.sampled_from([np.nan, np.inf, -np.inf]))
+    other = data.draw(st.sampled_from(["as is", "list", "ints", "reshaped", "tensor", "None"]))
+    if other == "list":
+        got = got.tolist()
+    elif other == "ints":
+        got = got.astype(np.int64) if np.isfinite(got).all() else got
+    elif other == "reshaped":
+        got = got.reshape(-1, 1)
+    elif other == "tensor":
+        import torch
+        got = torch.from_numpy(got)
+    elif other == "None":
+        got = None
+    tol = data.draw(st.sampled_from([FLOAT64, FLOAT32, EXACT, Tolerance(0.0, 1e-6, "relative")]))
+    required = data.draw(st.sampled_from([None, np.float64]))
+    assert agrees(got, want, tol, dtype=required) == compare(got, want, tol, "x",
+                                                             dtype=required).ok
+
+
+def test_a_tree_of_verdicts_fails_and_passes_the_leaves_a_full_comparison_does():
+    want = {"dx": np.ones((2, 3)), "db": np.zeros(3), "sizes": [2, 3], "name": "lstm"}
+    got = {"dx": np.ones((2, 3)) + 1e-12, "db": np.full(3, 1e-3), "sizes": [2, 3],
+           "name": "lstm"}
+    full = compare_tree(got, want, FLOAT64, "grads", None, None)
+    quick = compare_tree(got, want, FLOAT64, "grads", None, None, verdicts=True)
+    assert [(c.name, c.ok) for c in quick] == [(c.name, c.ok) for c in full]
+    assert [c.ok for c in quick] == [True, False, True, True]
+    assert compare_tree({"dx": np.ones((2, 3))}, want, FLOAT64, "grads", None, None,
+                        verdicts=True)[0].problem == "structure"  # missing keys, as before
+
+
+@pytest.mark.parametrize("tol", [FLOAT64, FLOAT32, Tolerance(0.0, 1e-6, "relative")],
+                         ids=["float64", "float32", "relative"])
+@pytest.mark.parametrize("factor", [0.5, 0.99, 1.01, 1.2, 3.0])
+def test_the_verdict_alone_passes_inside_the_tolerance_and_fails_outside(tol, factor):
+    from rnngrade.harness.checks.compare import agrees
+
+    want = np.linspace(-3.0, 3.0, 7)
+    got = want + factor * tol.allowed(want)
+    assert agrees(got, want, tol) == compare(got, want, tol, "x").ok == (factor <= 1)

@@ -67,6 +67,10 @@ def test_a_correct_cell_means_no_stand_in_and_no_note(tmp_path):
     assert tests["test_rnn_forward_random"].score < tests["test_rnn_forward_random"].max_score
     assert "in place of yours" not in tests["test_rnn_forward_random"].message
     assert not any("in place of yours" in note for note in result.notes)
+    # the retry replaced nothing, so it ran as the first attempt did: its result is neither
+    # compared (one record per case, not two for a failing one) nor diagnosed again
+    failing = tests["test_rnn_forward_random"]
+    assert [r["check"] for r in failing.checks] == ["rnn_forward"] * len(failing.cases)
 
 
 CHEAT = '''

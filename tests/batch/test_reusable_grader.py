@@ -95,6 +95,29 @@ def test_memo_key_sees_closures_arguments_and_code():
     assert memo.key("check", scaled(np.random.default_rng(0)), (x,)) is None
 
 
+def test_a_gradient_check_probe_stays_digestible_so_mutants_results_are_memoised():
+    """The probe of ``expect_gradient_check`` is what a mutant's result is keyed by: it must
+    not capture the checker (the student's proxy cannot be digested), or every mutant's
+    central differences are computed again for every submission."""
+    from rnngrade.grading.chained import expect_gradient_check
+    from rnngrade.harness.checks.gradcheck import OutputLoss
+    from rnngrade.harness.checks.tolerance import FLOAT64
+
+    class Check:  # what the function needs of a checker; keeps the probe it is given
+        memo = ExpectationMemo()
+        student = object()
+
+        def expect(self, name, probe, args, **options):
+            self.probe = probe
+
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    check = Check()
+    expect_gradient_check(check, None, "f", lambda m, a: {"dx": 2 * a},
+                          OutputLoss("f", 1, ((0, np.ones((2, 3))),)), (x,),
+                          {"dx": (x, None)}, np.random.default_rng(0), FLOAT64)
+    assert check.memo.key("f gradient check", check.probe, (x,)) is not None
+
+
 def test_memo_returns_copies_and_replays_random_draws():
     memo = ExpectationMemo()
     calls = []

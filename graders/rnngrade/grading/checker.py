@@ -39,6 +39,11 @@ from rnngrade.harness.runner.proxy import ModuleProxy
 Probe = Callable[..., Any]
 
 
+class _Unchanged(Exception):
+    """A retry with stand-ins replaced nothing: the first attempt's failure stands, and the
+    retry's result is neither compared nor diagnosed."""
+
+
 @dataclass
 class CheckRecord:
     """One comparison, kept for self-validation (never shown to students)."""
@@ -86,7 +91,9 @@ class Checker:
                 raise
             fair = self.stand_ins(self.student)
             try:
-                got = attempt(fair)
+                got = attempt(fair, unchanged=lambda: not fair.used)
+            except _Unchanged:
+                raise first from None
             except (CheckFailure, StudentError) as second:
                 if not fair.used or (isinstance(second, StudentError)
                                      and second.kind == NOT_IMPLEMENTED):
@@ -113,15 +120,20 @@ class Checker:
     def _attempt(self, name: str, probe: Probe, args: tuple, tol: Tolerance,
                  names: tuple[str, ...] | None, oracle: Callable[..., Any] | None,
                  promote: bool, may_modify: bool, time_axis: int | None, required: Any,
-                 student: Any) -> Any:
+                 student: Any, unchanged: Callable[[], bool] | None = None) -> Any:
         """One run of the check on ``student`` (the submission, or the submission with stand-ins
-        for failing callees)."""
+        for failing callees). unchanged: for a retry, whether it has replaced nothing; once the
+        probe has run, such a retry ends (``_Unchanged``): it ran as the first attempt did."""
         student.calls.clear()
         try:
             got = probe(student, *args)
         except StudentError as exc:
+            if unchanged is not None and unchanged():
+                raise _Unchanged from None
             self._diagnose_error(probe, args, exc)
             raise
+        if unchanged is not None and unchanged():
+            raise _Unchanged
         calls = list(student.calls)
         try:
             if oracle is not None:
@@ -219,7 +231,8 @@ def _agrees_on(got: Any, theirs: Any, tol: Tolerance, name: str,
     """Whether ``theirs`` matches ``got`` on every failing leaf it has (and has at least one).
     A mutant is dismissed at its first differing leaf."""
     compared = [c for c in compare_tree(got, theirs, tol, name, names, None, only=failing,
-                                        stop_at_failure=True) if c.name in failing]
+                                        stop_at_failure=True, verdicts=True)
+                if c.name in failing]
     return bool(compared) and all(c.ok for c in compared)
 
 

@@ -255,7 +255,8 @@ class StandIns:
             try:
                 compared = compare_tree(tuple(value) if isinstance(value, list) and
                                         isinstance(want, tuple) else value, want,
-                                        tolerance_for(*args), callee, None, None)
+                                        tolerance_for(*args), callee, None, None,
+                                        verdicts=True)
             except Exception:  # noqa: BLE001 - whatever came back cannot be compared
                 return "gives wrong results"
             if any(not c.ok for c in compared):

@@ -147,6 +147,23 @@ def compare(actual: object, expected: object, tol: Tolerance, name: str, *,
     return _compare_values(result, actual_array, expected_array, tol, reveal)
 
 
+def agrees(actual: object, expected: object, tol: Tolerance, *,
+           dtype: np.dtype | str | None = None) -> bool:
+    """``compare(actual, expected, tol, ...).ok``, without the report: in the common case (two
+    float arrays of one shape) the same arithmetic, without locating and describing the worst
+    entry, at a fraction of the cost."""
+    if (type(actual) is np.ndarray and type(expected) is np.ndarray
+            and actual.dtype.kind == "f" and expected.dtype.kind == "f"
+            and actual.shape == expected.shape and expected.size
+            and not _dtype_problem(actual.dtype, expected.dtype, dtype)):
+        if (actual == expected).all():
+            return True
+        measured = _finite_errors(actual, expected, tol)
+        if measured is not None:
+            return not bool((measured[2] > 1.0).any())
+    return compare(actual, expected, tol, "", dtype=dtype).ok
+
+
 _DTYPE_NAMES: dict[np.dtype, str] = {}
 
 

@@ -6,7 +6,13 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.harness.checks.compare import CheckFailure, Comparison, compare, expected_dtype_of
+from rnngrade.harness.checks.compare import (
+    CheckFailure,
+    Comparison,
+    agrees,
+    compare,
+    expected_dtype_of,
+)
 from rnngrade.harness.checks.tolerance import EXACT, Tolerance, tolerance_for
 
 
@@ -32,19 +38,21 @@ def _is_number_list(value: Any) -> bool:
 def compare_tree(got: Any, want: Any, tol: Tolerance, name: str,
                  names: tuple[str, ...] | None, required: Any,
                  reveal: bool = False, only: set[str] | None = None,
-                 stop_at_failure: bool = False) -> list[Comparison]:
+                 stop_at_failure: bool = False, verdicts: bool = False) -> list[Comparison]:
     """Compare two results structurally, leaf by leaf (``only``: compare just the leaves of
     these names; structural differences are reported either way; ``stop_at_failure``: return
-    at the first failed comparison of a name in ``only``, which then ends the list)."""
+    at the first failed comparison of a name in ``only``, which then ends the list;
+    ``verdicts``: a comparison of two float arrays carries only its name and ``ok``, for a
+    caller that needs no report)."""
     out: list[Comparison] = []
     _walk(got, want, tol, name, names, required, reveal, only,
-          only if stop_at_failure and only is not None else set(), out)
+          only if stop_at_failure and only is not None else set(), out, verdicts)
     return out
 
 
 def _walk(got: Any, want: Any, tol: Tolerance, name: str, names: tuple[str, ...] | None,
           required: Any, reveal: bool, only: set[str] | None, stop: set[str],
-          out: list[Comparison]) -> bool:
+          out: list[Comparison], verdicts: bool = False) -> bool:
     """Append the comparisons of ``got`` against ``want`` to ``out``; True to stop the walk."""
     if isinstance(want, tuple | list) and not _is_number_list(want):
         if not isinstance(got, tuple | list) or _is_number_list(got):
@@ -56,7 +64,7 @@ def _walk(got: Any, want: Any, tol: Tolerance, name: str, names: tuple[str, ...]
                 name, f"returns {len(got)} items, expected {len(want)}", tol))
         for i, (g, w) in enumerate(zip(got, want, strict=True)):
             label = names[i] if names and i < len(names) else f"{name}[{i}]"
-            if _walk(g, w, tol, label, None, required, reveal, only, stop, out):
+            if _walk(g, w, tol, label, None, required, reveal, only, stop, out, verdicts):
                 return True
         return False
     if isinstance(want, dict):
@@ -68,12 +76,12 @@ def _walk(got: Any, want: Any, tol: Tolerance, name: str, names: tuple[str, ...]
             return True
         for key in want:
             if key in got and _walk(got[key], want[key], tol, f"{name}[{key!r}]", None,
-                                    required, reveal, only, stop, out):
+                                    required, reveal, only, stop, out, verdicts):
                 return True
         return False
     if only is not None and name not in only:
         return False
-    return _add(out, stop, _compare_leaf(got, want, tol, name, required, reveal))
+    return _add(out, stop, _compare_leaf(got, want, tol, name, required, reveal, verdicts))
 
 
 def _add(out: list[Comparison], stop: set[str], comparison: Comparison) -> bool:
@@ -82,7 +90,7 @@ def _add(out: list[Comparison], stop: set[str], comparison: Comparison) -> bool:
 
 
 def _compare_leaf(got: Any, want: Any, tol: Tolerance, name: str, required: Any,
-                  reveal: bool) -> Comparison:
+                  reveal: bool, verdicts: bool = False) -> Comparison:
     if _is_number_list(want) or isinstance(want, int | np.integer) and not isinstance(want, bool):
         if _is_number_list(want) and isinstance(got, list | tuple) and _is_number_list(list(got)):
             got = list(got)
@@ -100,6 +108,9 @@ def _compare_leaf(got: Any, want: Any, tol: Tolerance, name: str, required: Any,
                 f"expected a {type(want).__name__}, got {_kind(got)}")
             comparison.ratio = float("inf")
         return comparison
+    if verdicts:
+        ok = agrees(got, want, tol, dtype=required)
+        return Comparison(name, tol, ok=ok, ratio=0.0 if ok else float("inf"))
     return compare(got, want, tol, name, dtype=required, reveal=reveal)
 
 
