@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.diagnosis.reach import AttemptLog, Reach, called_names
 from rnngrade.diagnosis.structural import explain_unmatched
 from rnngrade.errors import SuiteError
 from rnngrade.grading.chained import add_note
@@ -66,6 +67,7 @@ class Checker:
     # function of the student proxy, and the graded functions that call another one
     stand_ins: Callable[[ModuleProxy], Any] | None = None
     callers: frozenset[str] = frozenset()
+    reach: Reach | None = None  # None: every mutant is run for every diagnosis
 
     def expect(self, name: str, probe: Probe, args: tuple = (), *, tol: Tolerance | None = None,
                names: tuple[str, ...] | None = None, oracle: Callable[..., Any] | None = None,
@@ -195,7 +197,7 @@ class Checker:
             return
         signature = _error_signature(exc.message)
         matched = []
-        for mutant, proxy in self.mutants:
+        for mutant, proxy in self._telling(probe, args):
             try:
                 probe(proxy, *args)
             except StudentError as theirs:
@@ -213,7 +215,7 @@ class Checker:
         """The mutants whose result on the same inputs matches the student's failing values."""
         matched = []
         key = self._key(name, probe, args) if self.mutants else None
-        for mutant, proxy in self.mutants:
+        for mutant, proxy in self._telling(probe, args):
             def run_mutant(proxy: Any = proxy) -> Any:
                 return probe(proxy, *args)
 
@@ -224,6 +226,29 @@ class Checker:
             if _agrees_on(got, theirs, tol, name, names, failing):
                 matched.append(mutant)
         return matched
+
+
+    def _telling(self, probe: Probe, args: tuple) -> list[tuple[Mutant, ModuleProxy]]:
+        """The mutants whose edits ``probe(·, *args)`` may run into (``reach.py``): the others
+        give the reference's result on these arguments, so they match nothing the reference
+        does not. What the probe runs is read off the reference's own calls (memoised)."""
+        if self.reach is None or not self.mutants:
+            return self.mutants
+        reach, reference = self.reach, self.reference
+
+        def calls() -> tuple[str, ...] | None:
+            log = AttemptLog(reference.runner)
+            try:
+                probe(ModuleProxy(log, reference.label), *args)
+            except Exception:  # noqa: BLE001 - a run that fails: whatever it ran is unknown
+                return None
+            found = called_names(log.calls, reach.graph)
+            return None if found is None else tuple(sorted(found))
+
+        called = self._trusted("reference calls", self._key("calls", probe, args), calls,
+                               read_only=True)
+        names = None if called is None else frozenset(called)
+        return [(m, proxy) for m, proxy in self.mutants if reach.may_differ(m.name, names)]
 
 
 def _agrees_on(got: Any, theirs: Any, tol: Tolerance, name: str,

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from rnngrade import __version__
 from rnngrade.diagnosis.mutants import Mutant, load_source_as_module, strip_markers
+from rnngrade.diagnosis.reach import Reach
 from rnngrade.errors import MutantError, RubricError, SuiteError
 from rnngrade.grading.rubric import Rubric, parse_rubric
 from rnngrade.grading.stand_ins import callees_of
@@ -86,6 +87,7 @@ class LabAssets:
     helpers: LabHelpers = field(default_factory=lambda: LabHelpers("", ""))
     facts: ReferenceFacts = field(default_factory=lambda: ReferenceFacts({}, frozenset()))
     callees: dict[str, frozenset[str]] = field(default_factory=dict)  # see stand_ins.callees_of
+    reach: Reach = field(default_factory=Reach)  # what each check may tell from each mutant
 
     @property
     def version(self) -> str:
@@ -132,7 +134,9 @@ def load_lab_assets(lab_name: str, root: Path | None = None) -> LabAssets:
                                 suite / HELPERS_FILE)
     return LabAssets(lab, root, digest, rubric, source, reference, tuple(mutants), allowed,
                      helpers, reference_facts(source),
-                     callees_of(strip_markers(source), tuple(lab.functions)))
+                     callees_of(strip_markers(source), tuple(lab.functions)),
+                     Reach.of(strip_markers(source),
+                              {m.name: m.apply(source) for m, _ in mutants}))
 
 
 def _text(files: dict[str, bytes], path: Path, root: Path) -> str | None:

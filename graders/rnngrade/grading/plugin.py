@@ -120,4 +120,5 @@ def check(student: ModuleProxy, reference: ModuleProxy) -> Checker:
         return StandIns(proxy, reference, graph, builtins, memo)
 
     return Checker(student, reference, mutants, record, memo=memo,
-                   stand_ins=stand_ins if graph else None, callers=frozenset(graph))
+                   stand_ins=stand_ins if graph else None, callers=frozenset(graph),
+                   reach=assets.reach)
