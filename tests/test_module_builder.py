@@ -1,11 +1,13 @@
 """Building a module from submission source the way a careful TA would read it."""
 
+import ast
+
 import numpy as np
 import pytest
 
 from rnngrade.harness.runner.base import EXCEPTION, LOAD_ERROR, MISSING_FUNCTION, StudentError
 from rnngrade.harness.runner.inprocess import InProcessRunner
-from rnngrade.harness.source.module_builder import build_module, salvage_source
+from rnngrade.harness.source.module_builder import build_module, salvage, salvage_source
 
 
 def test_np_is_available_without_import():
@@ -154,3 +156,20 @@ def test_a_function_only_a_standin_defines_scores_as_missing_and_says_where_it_c
     with pytest.raises(StudentError) as failure:
         runner.call("rnn_forward", ())
     assert failure.value.message == "the submission does not define `rnn_forward`"
+
+
+def test_the_salvaged_tree_is_the_kept_source_parsed_and_building_from_it_changes_nothing():
+    source = ("def good(x):\n    return x + 1\n\ndef broken(x)\n    return x\n\n"
+              "def after(x):\n    return 3 * x\n")
+    kept = salvage(source)
+    assert kept.tree is not None
+    assert ast.dump(kept.tree) == ast.dump(ast.parse(kept.source))
+    assert [f.name for f in kept.tree.body] == ["good", "after"]
+    given, own = build_module(source, "rnn.py", salvaged=kept), build_module(source, "rnn.py")
+    assert given.notes == own.notes and given.fatal == own.fatal is None
+    assert given.module.good(1) == own.module.good(1) == 2
+    assert given.module.after(1) == own.module.after(1) == 3
+    with pytest.raises(SyntaxError, match="`broken` cannot be graded"):
+        given.module.broken(1)
+    whole = salvage("def f():\n    return 1\n")
+    assert whole.notes == [] and [f.name for f in whole.tree.body] == ["f"]

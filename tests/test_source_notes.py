@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rnngrade.harness.source.module_builder import salvage
 from rnngrade.labs import get_lab
 from rnngrade.submission.source_notes import reference_facts, source_notes
 
@@ -40,4 +41,4 @@ def test_facts_default_to_the_solution_file_and_signatures_are_compared():
 
 
 def test_the_parsed_part_given_by_the_caller_is_the_one_read():
-    assert source_notes("this does not parse", LAB1, FACTS, salvaged=GLOBAL_READ) != []
+    assert source_notes("this does not parse", LAB1, FACTS, salvaged=salvage(GLOBAL_READ)) != []

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -60,7 +60,8 @@ class CheckRecord:
 class Checker:
     student: ModuleProxy
     reference: ModuleProxy
-    mutants: list[tuple[Mutant, ModuleProxy]] = field(default_factory=list)
+    # the lab's mutants, each behind its proxy: built on first use (most checks pass)
+    mutant_proxies: Callable[[], list[tuple[Mutant, ModuleProxy]]] = list
     record: Callable[[CheckRecord], None] = lambda record: None
     memo: ExpectationMemo | None = None  # a long-lived grader's memo of trusted values
     # the retry of a failed check with stand-ins for failing callees (``stand_ins.py``): a
@@ -68,6 +69,10 @@ class Checker:
     stand_ins: Callable[[ModuleProxy], Any] | None = None
     callers: frozenset[str] = frozenset()
     reach: Reach | None = None  # None: every mutant is run for every diagnosis
+
+    @functools.cached_property
+    def mutants(self) -> list[tuple[Mutant, ModuleProxy]]:
+        return self.mutant_proxies()
 
     def expect(self, name: str, probe: Probe, args: tuple = (), *, tol: Tolerance | None = None,
                names: tuple[str, ...] | None = None, oracle: Callable[..., Any] | None = None,
@@ -313,7 +318,11 @@ def first_difference(before: Any, after: Any, path: str) -> str:
         return "" if len(before) == len(after) else f"{path} changed length"
     b, a = to_numpy(before), to_numpy(after)
     if b is not None and a is not None:
-        if b.shape != a.shape or not np.array_equal(b, a, equal_nan=b.dtype.kind in "fc"):
+        if b.shape != a.shape:
+            return path
+        if b.dtype == a.dtype and b.dtype.kind in "biufc" and b.tobytes() == a.tobytes():
+            return ""  # the same bits: equal (NaN included); other bits may still be equal values
+        if not np.array_equal(b, a, equal_nan=b.dtype.kind in "fc"):
             return path
     return ""
 

@@ -43,7 +43,7 @@ from rnngrade.grading.session import ReusableSession, run_fresh
 from rnngrade.harness.runner.base import StudentRunner
 from rnngrade.harness.runner.inprocess import InProcessRunner
 from rnngrade.harness.runner.proxy import ModuleProxy
-from rnngrade.harness.source.module_builder import salvage_source
+from rnngrade.harness.source.module_builder import Salvaged, salvage
 from rnngrade.lab_helpers import LabHelpers
 from rnngrade.labs import Lab, get_lab
 from rnngrade.paths import course_root
@@ -74,12 +74,15 @@ def suite_args(lab: Lab, outcome: bool = True) -> list[str]:
 
 
 def make_runner(loaded: LoadedSubmission, device: str, inprocess: bool,
-                lab: Lab | None = None, helpers: LabHelpers | None = None) -> StudentRunner:
-    """The runner for one submission: ``helpers`` are the lab's (``LabAssets.helpers``)."""
+                lab: Lab | None = None, helpers: LabHelpers | None = None,
+                salvaged: Salvaged | None = None) -> StudentRunner:
+    """The runner for one submission: ``helpers`` are the lab's (``LabAssets.helpers``);
+    ``salvaged``: its source's ``salvage``, when the caller has it (in-process, not parsed
+    again)."""
     helpers = helpers or LabHelpers("", "")
     if inprocess:
         return InProcessRunner.from_source(loaded.source, loaded.filename,
-                                           helpers=helpers.registry)
+                                           helpers=helpers.registry, salvaged=salvaged)
     from rnngrade.sandbox import SandboxRunner, SandboxUnavailable
 
     try:
@@ -105,8 +108,9 @@ class _Run:
 def _run_submission(loaded: LoadedSubmission, assets: LabAssets, device: str, inprocess: bool,
                     budget: Budget, collect: Callable[[ModuleProxy], OutcomeCollector]) -> _Run:
     lab = assets.lab
-    salvaged, parse_notes = _salvaged(loaded.source)
-    runner = make_runner(loaded, device, inprocess, lab, assets.helpers)
+    salvaged = _salvaged(loaded.source)
+    parse_notes = [] if salvaged is None else list(salvaged.notes)
+    runner = make_runner(loaded, device, inprocess, lab, assets.helpers, salvaged)
     limits = getattr(runner, "limits", None) or lab.limits
     try:
         collector = collect(ModuleProxy(BudgetedRunner(runner, budget, limits.call_seconds)))
@@ -122,13 +126,13 @@ def _run_submission(loaded: LoadedSubmission, assets: LabAssets, device: str, in
     return _Run(collector, notes, student_notes, protections, missing)
 
 
-def _salvaged(source: str) -> tuple[str | None, list[str]]:
-    """The part of ``source`` that parses (None: the parser gave up) and the grader's own notes
-    on the lines that do not (parsing runs no student code)."""
+def _salvaged(source: str) -> Salvaged | None:
+    """The part of ``source`` that parses, with the grader's own notes on the lines that do not
+    (parsing runs no student code); None: the parser gave up."""
     try:
-        return salvage_source(source)
+        return salvage(source)
     except Exception:  # noqa: BLE001 - a parser limit: the worker reports the failure itself
-        return None, []
+        return None
 
 
 def _grade_one(submission: Path, assets: LabAssets, device: str, inprocess: bool,

@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from rnngrade.harness.copying import copy_tree
+
 DEFAULT_MAX_BYTES = 256 << 20
 _MAX_DEPTH = 12
 
@@ -53,8 +55,10 @@ def _feed(h: Any, obj: Any, depth: int = 0) -> None:
     if depth > _MAX_DEPTH:
         raise Undigestable("too deep")
     kind = type(obj)
-    tag = f"{kind.__module__}.{kind.__qualname__}".encode()
-    h.update(len(tag).to_bytes(2, "little") + tag)
+    tag = _TAGS.get(kind)
+    if tag is None:
+        tag = _type_tag(kind)
+    h.update(tag)
     if obj is None or obj is Ellipsis or kind in (bool, int, float, complex, range, slice):
         h.update(repr(obj).encode() + b"\0")
     elif kind is str:
@@ -77,14 +81,37 @@ def _feed(h: Any, obj: Any, depth: int = 0) -> None:
         raise Undigestable(f"cannot digest a {kind.__qualname__}")
 
 
+_TAGS: dict[type, bytes] = {}  # a type -> its length-prefixed name, as _feed encodes it
+_HEADERS: dict[tuple, bytes] = {}  # (dtype, shape, strides) -> an array's header, encoded
+
+
+def _type_tag(kind: type) -> bytes:
+    name = f"{kind.__module__}.{kind.__qualname__}".encode()
+    tag = len(name).to_bytes(2, "little") + name
+    if len(_TAGS) >= 4096:
+        _TAGS.clear()
+    _TAGS[kind] = tag
+    return tag
+
+
 def _feed_array(h: Any, obj: Any, kind: type) -> bool:
     """NumPy arrays, scalars and dtypes, and torch tensors, dtypes and devices; False for
     anything else."""
     if kind is np.ndarray:
         if obj.dtype.hasobject:
             raise Undigestable("object array")
-        h.update(f"{obj.dtype.str}|{obj.dtype.descr}|{obj.shape}|{obj.strides}".encode())
-        h.update(np.ascontiguousarray(obj).tobytes())
+        layout = (obj.dtype, obj.shape, obj.strides)
+        header = _HEADERS.get(layout)
+        if header is None:
+            header = f"{obj.dtype.str}|{obj.dtype.descr}|{obj.shape}|{obj.strides}".encode()
+            if obj.dtype.fields is None:  # equal structured dtypes may still differ in descr
+                if len(_HEADERS) >= 4096:
+                    _HEADERS.clear()
+                _HEADERS[layout] = header
+        h.update(header)
+        flat = np.ascontiguousarray(obj)
+        # a numeric array's buffer as it is; other kinds (datetimes have no buffer) as bytes
+        h.update(flat.data if obj.size and obj.dtype.kind in "biufc" else flat.tobytes())
     elif isinstance(obj, np.generic) and kind.__module__ == "numpy":
         if isinstance(obj, np.object_):
             raise Undigestable("numpy object scalar")
@@ -252,42 +279,6 @@ def _nbytes(value: Any, _counted: set[int] | None = None) -> int:
         counted.add(id(value))
         return value.element_size() * value.numel() + 256
     return 64
-
-
-_IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), np.generic)
-
-
-def copy_tree(value: Any, _arrays: dict[int, Any] | None = None) -> Any:
-    """A deep copy of plain data (dicts, lists, tuples, arrays, tensors), faster than
-    ``copy.deepcopy`` (several times for tensors); anything else goes through
-    ``copy.deepcopy``. An array or tensor met twice is copied once and stays shared in the copy
-    (every cache of a recorded forward pass holds the same parameters: the sandbox then sends
-    them once)."""
-    kind = type(value)
-    if isinstance(value, _IMMUTABLE):
-        return value
-    if _arrays is None:
-        _arrays = {}
-    if kind is dict:
-        return {k: copy_tree(v, _arrays) for k, v in value.items()}
-    if kind is list:
-        return [copy_tree(v, _arrays) for v in value]
-    if kind is tuple:
-        return tuple(copy_tree(v, _arrays) for v in value)
-    found = _arrays.get(id(value))
-    if found is not None:
-        return found
-    if kind is np.ndarray and not value.dtype.hasobject:
-        copied = value.copy(order="K")
-    else:
-        torch = sys.modules.get("torch")
-        if torch is not None and kind is torch.Tensor and not value.requires_grad \
-                and value.grad is None and value.layout == torch.strided:
-            copied = value.clone()
-        else:
-            return copy.deepcopy(value)
-    _arrays[id(value)] = copied  # ``value`` outlives this copy: its id stays its own
-    return copied
 
 
 @dataclasses.dataclass

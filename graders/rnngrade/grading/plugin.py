@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from rnngrade.diagnosis.mutants import Mutant
 from rnngrade.grading.checker import Checker, CheckRecord
 from rnngrade.grading.lab_assets import LabAssets, load_lab_assets
 from rnngrade.grading.memo import EXPECTATION_MEMO
@@ -104,8 +105,10 @@ def check(student: ModuleProxy, reference: ModuleProxy) -> Checker:
     """Compare the student with the reference; diagnose failures with the lab's mutants."""
     item = current_item()
     helpers = _helpers(item)
-    mutants = [(m, ModuleProxy(InProcessRunner(module, helpers=helpers), m.name))
-               for m, module in _assets(item).mutants]
+
+    def mutants() -> list[tuple[Mutant, ModuleProxy]]:
+        return [(m, ModuleProxy(InProcessRunner(module, helpers=helpers), m.name))
+                for m, module in _assets(item).mutants]
 
     def record(entry: CheckRecord) -> None:
         item.user_properties.append((CHECK_KEY, entry.__dict__.copy()))

@@ -33,9 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.grading.memo import ExpectationMemo, copy_tree
+from rnngrade.grading.memo import ExpectationMemo
 from rnngrade.harness.checks.structure import compare_tree
 from rnngrade.harness.checks.tolerance import tolerance_for
+from rnngrade.harness.copying import copy_tree
 from rnngrade.harness.runner.base import MISSING_FUNCTION, FunctionRef, StudentError
 from rnngrade.harness.runner.inprocess import InProcessRunner
 from rnngrade.harness.runner.proxy import CallRecord, ModuleProxy

@@ -15,7 +15,7 @@ import ast
 import builtins
 from dataclasses import dataclass
 
-from rnngrade.harness.source.module_builder import salvage
+from rnngrade.harness.source.module_builder import Salvaged, salvage
 from rnngrade.labs import Lab
 
 _BUILTINS = frozenset(dir(builtins))
@@ -38,14 +38,16 @@ def reference_facts(reference_source: str) -> ReferenceFacts:
 
 
 def source_notes(source: str, lab: Lab, facts: ReferenceFacts | None = None, *,
-                 salvaged: str | None = None) -> list[str]:
+                 salvaged: Salvaged | None = None) -> list[str]:
     """Notes about the lab's functions in ``source`` (never raises on student input).
 
-    facts: the reference's (default: read from the lab's solution file now); salvaged: the part
-    of ``source`` that parses, when the caller has it already."""
+    facts: the reference's (default: read from the lab's solution file now); salvaged:
+    ``salvage(source)``, when the caller has it already."""
     try:
-        tree = ast.parse(salvage(source)[0] if salvaged is None else salvaged)
+        tree = (salvage(source) if salvaged is None else salvaged).tree
     except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    if tree is None:
         return []
     if facts is None:
         facts = reference_facts(lab.solution_path().read_text(encoding="utf-8"))

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from rnngrade.harness.checks.tolerance import Tolerance, numpy_dtype
+from rnngrade.harness.checks.tolerance import Tolerance, array_dtypes
 from rnngrade.harness.formatting import format_magnitude
 
 UNFINISHED = "returns None — looks unfinished (is there still a `None` placeholder?)"
@@ -302,21 +302,5 @@ def assert_close(actual: object, expected: object, tol: Tolerance, name: str, *,
 
 def expected_dtype_of(*inputs: object) -> np.dtype | None:
     """The least precise float dtype among the inputs: what a result computed from them needs."""
-    found: list[np.dtype] = []
-    for value in inputs:
-        _collect(value, found)
-    floats = [d for d in found if d.kind in "fc"]
+    floats = [d for d in array_dtypes(inputs) if d.kind in "fc"]
     return min(floats, key=_real_size) if floats else None
-
-
-def _collect(value: object, found: list[np.dtype]) -> None:
-    if isinstance(value, dict):
-        for item in value.values():
-            _collect(item, found)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            _collect(item, found)
-    else:
-        dtype = numpy_dtype(value)
-        if dtype is not None:
-            found.append(dtype)

@@ -36,9 +36,8 @@ EXACT = Tolerance(0.0, 0.0, "must be exact: integer or bit-exact result")
 def tolerance_for(*values: object) -> Tolerance:
     """The tolerance for results computed from these inputs: FLOAT32 if any floating input
     (array, tensor, or inside a dict/list/tuple) is single precision or lower, else FLOAT64."""
-    for dtype in float_dtypes(values):
-        single = dtype.itemsize <= (4 if dtype.kind == "f" else 8)
-        if single:
+    for dtype in array_dtypes(values):
+        if dtype.kind in "fc" and dtype.itemsize <= (4 if dtype.kind == "f" else 8):
             return FLOAT32
     return FLOAT64
 
@@ -53,15 +52,18 @@ def numpy_dtype(value: object) -> np.dtype | None:
     return None
 
 
-def float_dtypes(value: object):
-    """Yield the dtype of every floating or complex array/tensor inside ``value``."""
+def array_dtypes(value: object, found: list[np.dtype] | None = None) -> list[np.dtype]:
+    """The dtype of every array or tensor inside ``value`` (through dicts, lists and tuples),
+    in order."""
+    found = [] if found is None else found
     if isinstance(value, dict):
         for item in value.values():
-            yield from float_dtypes(item)
+            array_dtypes(item, found)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from float_dtypes(item)
+            array_dtypes(item, found)
     else:
         dtype = numpy_dtype(value)
-        if dtype is not None and dtype.kind in "fc":
-            yield dtype
+        if dtype is not None:
+            found.append(dtype)
+    return found

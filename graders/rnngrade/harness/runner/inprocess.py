@@ -4,7 +4,6 @@ and for ``rnngrade grade --inprocess``. It offers no protection at all."""
 from __future__ import annotations
 
 import contextlib
-import copy
 import dis
 import io
 import time
@@ -14,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from rnngrade.harness.copying import copy_tree
 from rnngrade.harness.runner.base import (
     EXCEPTION,
     LOAD_ERROR,
@@ -24,13 +24,13 @@ from rnngrade.harness.runner.base import (
     FunctionRef,
     StudentError,
 )
-from rnngrade.harness.source.module_builder import build_module
+from rnngrade.harness.source.module_builder import Salvaged, build_module
 from rnngrade.harness.source.standins import standin_origin
 from rnngrade.harness.worker_helpers import GENERIC, Registry
 
 
 class InProcessRunner:
-    """Calls a module's functions directly, on deep copies of the arguments."""
+    """Calls a module's functions directly, on deep copies of the arguments (``copy_tree``)."""
 
     def __init__(self, module: types.ModuleType, notes: list[str] | None = None,
                  fatal: str | None = None, capture: bool = False,
@@ -43,14 +43,16 @@ class InProcessRunner:
 
     @classmethod
     def from_source(cls, source: str, filename: str, capture: bool = True,
-                    helpers: Registry | None = None) -> InProcessRunner:
-        """Build the module; with ``capture``, what its top-level code prints is discarded."""
+                    helpers: Registry | None = None,
+                    salvaged: Salvaged | None = None) -> InProcessRunner:
+        """Build the module; with ``capture``, what its top-level code prints is discarded
+        (salvaged: ``salvage(source)``, when the caller has it)."""
         if not capture:
-            built = build_module(source, filename)
+            built = build_module(source, filename, salvaged=salvaged)
         else:
             with contextlib.redirect_stdout(io.StringIO()), \
                     contextlib.redirect_stderr(io.StringIO()):
-                built = build_module(source, filename)
+                built = build_module(source, filename, salvaged=salvaged)
         return cls(built.module, built.notes, built.fatal, capture=capture, helpers=helpers)
 
     def has_function(self, function: str) -> bool:
@@ -89,8 +91,7 @@ class InProcessRunner:
                             args, kwargs or {})
 
     def _invoke(self, name: str, target, args: tuple, kwargs: dict) -> CallResult:
-        call_args = copy.deepcopy(tuple(args))
-        call_kwargs = copy.deepcopy(dict(kwargs))
+        call_args, call_kwargs = copy_tree((tuple(args), dict(kwargs)))
         functions = self.helpers.functions
         call_args = tuple(resolve_function_refs(a, call_args, functions) for a in call_args)
         call_kwargs = {k: resolve_function_refs(v, call_args, functions)

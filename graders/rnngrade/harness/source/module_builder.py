@@ -50,16 +50,25 @@ class SkippedDefinition:
     detail: str  # "line 29: expected ':' in `def rnn_forward(x, a0, parameters)`"
 
 
+@dataclass(frozen=True)
+class Salvaged:
+    """What ``salvage`` keeps of a source: the part that parses, parsed once for every reader."""
+
+    source: str  # the lines that parse; dropped lines are left blank, so line numbers hold
+    tree: ast.Module | None  # ``source`` parsed (None: the kept lines still do not parse)
+    notes: list[str]  # what was dropped, and why
+    definitions: list[SkippedDefinition]  # the functions defined in the dropped lines
+
+
 def salvage_source(source: str) -> tuple[str, list[str]]:
     """Return source that parses, dropping top-level chunks that do not, and notes about it."""
-    kept, notes, _ = salvage(source)
-    return kept, notes
+    kept = salvage(source)
+    return kept.source, list(kept.notes)
 
 
-def salvage(source: str, merge_limit: int = 12
-            ) -> tuple[str, list[str], list[SkippedDefinition]]:
-    """Source that parses, notes on what was dropped, and the functions defined in the dropped
-    lines (each with the syntax error that dropped it).
+def salvage(source: str, merge_limit: int = 12) -> Salvaged:
+    """Source that parses (and its tree), notes on what was dropped, and the functions defined
+    in the dropped lines (each with the syntax error that dropped it).
 
     The file is cut into top-level chunks (a chunk starts at a line with no indentation that is
     neither blank, nor a comment, nor right after a decorator). A chunk that does not parse on
@@ -68,8 +77,7 @@ def salvage(source: str, merge_limit: int = 12
     such merge is dropped, with the first syntax error in it.
     """
     try:
-        ast.parse(source)
-        return source, [], []
+        return Salvaged(source, ast.parse(source), [], [])
     except SyntaxError:
         pass
     lines = source.splitlines(keepends=True)
@@ -116,7 +124,12 @@ def salvage(source: str, merge_limit: int = 12
                      + ", which cannot be graded; the rest of the file is graded")
         notes.append(note)
         definitions += [SkippedDefinition(n, detail) for n in names]
-    return prefix + "".join(kept), notes, definitions
+    salvaged = prefix + "".join(kept)
+    try:
+        tree: ast.Module | None = ast.parse(salvaged)
+    except (SyntaxError, ValueError):
+        tree = None
+    return Salvaged(salvaged, tree, notes, definitions)
 
 
 def _parses(chunk: str) -> bool:
@@ -190,18 +203,23 @@ class _StandinImporter:
         return self.real_import(name, globals, locals, fromlist, level)
 
 
-def build_module(source: str, filename: str, module_name: str = "submission") -> BuiltModule:
+def build_module(source: str, filename: str, module_name: str = "submission",
+                 salvaged: Salvaged | None = None) -> BuiltModule:
     """Execute a submission's source as a module, one top-level statement at a time: a statement
-    that fails (demo code, a stray name) is noted and skipped and the rest still runs."""
+    that fails (demo code, a stray name) is noted and skipped and the rest still runs.
+
+    salvaged: ``salvage(source)``, when the caller has it already."""
     module = types.ModuleType(module_name)
     module.__file__ = filename
     if "\x00" in source:
         return BuiltModule(module, [], fatal="the file contains NUL bytes: is it a binary file?")
-    source, notes, unparsable = salvage(source)
-    try:
-        tree = ast.parse(source, filename)
-    except (SyntaxError, ValueError) as exc:
-        return BuiltModule(module, notes, fatal=f"the submission does not compile: {exc}")
+    kept = salvage(source) if salvaged is None else salvaged
+    notes, unparsable, tree = list(kept.notes), kept.definitions, kept.tree
+    if tree is None:
+        try:
+            tree = ast.parse(kept.source, filename)  # fails again, now naming the file
+        except (SyntaxError, ValueError) as exc:
+            return BuiltModule(module, notes, fatal=f"the submission does not compile: {exc}")
     module_builtins = dict(vars(builtins))
     standins = make_standins(_undefined_test_names(tree))
     module_builtins["__import__"] = _StandinImporter(builtins.__import__, standins)
