@@ -7,7 +7,7 @@ import pytest
 
 from rnngrade.harness.runner.base import EXCEPTION, LOAD_ERROR, MISSING_FUNCTION, StudentError
 from rnngrade.harness.runner.inprocess import InProcessRunner
-from rnngrade.harness.source.module_builder import build_module, salvage, salvage_source
+from rnngrade.harness.source.module_builder import build_module, salvage
 
 
 def test_np_is_available_without_import():
@@ -57,7 +57,8 @@ def test_pasted_output_is_skipped_and_defs_that_parse_are_kept():
     source = ("import numpy as np\n\ndef good(x):\n    return x + 1\n\n"
               "a_next[4] = [-0.42 0.13]\nOut[3]: (5, 10)\n\n"
               "def also_good(x):\n    return 2 * x\n")
-    salvaged, notes = salvage_source(source)
+    kept = salvage(source)
+    salvaged, notes = kept.source, kept.notes
     assert "def good" in salvaged and "def also_good" in salvaged
     assert notes == ["line 6 does not parse as Python and was skipped (line 6: SyntaxError: "
                      "invalid syntax. Perhaps you forgot a comma? in `a_next[4] = [-0.42 0.13]`)"]

@@ -21,7 +21,7 @@ from rnngrade.grading.engine import grade
 from rnngrade.grading.rubric import load_rubric
 from rnngrade.harness.runner.base import MISSING_FUNCTION, NOT_IMPLEMENTED, StudentError
 from rnngrade.harness.runner.inprocess import InProcessRunner
-from rnngrade.harness.source.module_builder import build_module, salvage_source
+from rnngrade.harness.source.module_builder import build_module, salvage
 from rnngrade.labs import get_lab
 from rnngrade.results.model import PASSED, SKIPPED, GradeResult, TestResult
 from rnngrade.results.render import render_feedback_md
@@ -253,7 +253,7 @@ def test_skipped_lines_name_the_function_that_cannot_be_graded():
               "def clip(g, v):\n    return g\n    g['db'] = [10.  2.5]\n\n"
               "# In[5]:\n\n"
               "def also_good():\n    return 2\n")
-    _, notes = salvage_source(source)
+    notes = salvage(source).notes
     assert notes == ["lines 4-6 do not parse as Python and were skipped (line 6: SyntaxError: "
                      "invalid syntax. Perhaps you forgot a comma? in `g['db'] = [10.  2.5]`) — "
                      "they define `clip`, which cannot be graded; the rest of the file is graded"]

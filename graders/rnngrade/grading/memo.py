@@ -83,15 +83,20 @@ def _feed(h: Any, obj: Any, depth: int = 0) -> None:
 
 _TAGS: dict[type, bytes] = {}  # a type -> its length-prefixed name, as _feed encodes it
 _HEADERS: dict[tuple, bytes] = {}  # (dtype, shape, strides) -> an array's header, encoded
+_CACHE_LIMIT = 4096  # entries per cache of encodings: a full cache starts again
+
+
+def _cache(cache: dict, key: Any, value: Any) -> Any:
+    """Keep ``value`` under ``key`` in one of the encoding caches; return it."""
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def _type_tag(kind: type) -> bytes:
     name = f"{kind.__module__}.{kind.__qualname__}".encode()
-    tag = len(name).to_bytes(2, "little") + name
-    if len(_TAGS) >= 4096:
-        _TAGS.clear()
-    _TAGS[kind] = tag
-    return tag
+    return _cache(_TAGS, kind, len(name).to_bytes(2, "little") + name)
 
 
 def _feed_array(h: Any, obj: Any, kind: type) -> bool:
@@ -105,9 +110,7 @@ def _feed_array(h: Any, obj: Any, kind: type) -> bool:
         if header is None:
             header = f"{obj.dtype.str}|{obj.dtype.descr}|{obj.shape}|{obj.strides}".encode()
             if obj.dtype.fields is None:  # equal structured dtypes may still differ in descr
-                if len(_HEADERS) >= 4096:
-                    _HEADERS.clear()
-                _HEADERS[layout] = header
+                _cache(_HEADERS, layout, header)
         h.update(header)
         flat = np.ascontiguousarray(obj)
         # a numeric array's buffer as it is; other kinds (datetimes have no buffer) as bytes
@@ -203,9 +206,7 @@ def _feed_code(h: Any, code: types.CodeType, depth: int) -> None:
                                  getattr(code, "co_qualname", code.co_name))).encode())
         for const in code.co_consts:
             _feed(inner, const, depth + 1)
-        if len(_CODE_DIGESTS) >= 4096:
-            _CODE_DIGESTS.clear()
-        known = _CODE_DIGESTS[id(code)] = (code, inner.digest())
+        known = _cache(_CODE_DIGESTS, id(code), (code, inner.digest()))
     h.update(known[1])
 
 

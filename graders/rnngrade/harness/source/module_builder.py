@@ -60,12 +60,6 @@ class Salvaged:
     definitions: list[SkippedDefinition]  # the functions defined in the dropped lines
 
 
-def salvage_source(source: str) -> tuple[str, list[str]]:
-    """Return source that parses, dropping top-level chunks that do not, and notes about it."""
-    kept = salvage(source)
-    return kept.source, list(kept.notes)
-
-
 def salvage(source: str, merge_limit: int = 12) -> Salvaged:
     """Source that parses (and its tree), notes on what was dropped, and the functions defined
     in the dropped lines (each with the syntax error that dropped it).
