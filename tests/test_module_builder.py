@@ -174,3 +174,22 @@ def test_the_salvaged_tree_is_the_kept_source_parsed_and_building_from_it_change
         given.module.broken(1)
     whole = salvage("def f():\n    return 1\n")
     assert whole.notes == [] and [f.name for f in whole.tree.body] == ["f"]
+
+
+def test_a_docstring_s_text_at_column_0_is_not_read_as_code():
+    """A module docstring of many paragraphs (more than salvage merges) and one broken def: the
+    note names the def alone, and every other function is kept."""
+    paragraphs = "\n\n".join(f"Part {i}: shapes → (n_a, m), as in the README's figure {i}."
+                             for i in range(20))
+    source = (f'"""Lab 1 — my solution.\n\n{paragraphs}\n"""\n\nimport numpy as np\n\n\n'
+              "def good(x):\n    return x + 1\n\n\ndef broken(x)\n    return x\n\n\n"
+              "def after(x):\n    return 2 * x\n")
+    kept = salvage(source)
+    assert len(kept.notes) == 1
+    line = source.splitlines().index("def broken(x)") + 1
+    assert kept.notes[0].startswith(f"lines {line}-{line + 1} do not parse as Python and were "
+                                    f"skipped (line {line}: SyntaxError: expected ':'")
+    assert [d.name for d in kept.definitions] == ["broken"]
+    built = build_module(source, "rnn.py")
+    assert built.module.good(1) == 2 and built.module.after(1) == 2
+    assert built.module.__doc__ is None or "Part 19" in built.module.__doc__

@@ -21,6 +21,7 @@ import ast
 import builtins
 import re
 import sys
+import tokenize
 import traceback
 import types
 from dataclasses import dataclass, field
@@ -65,7 +66,8 @@ def salvage(source: str, merge_limit: int = 12) -> Salvaged:
     in the dropped lines (each with the syntax error that dropped it).
 
     The file is cut into top-level chunks (a chunk starts at a line with no indentation that is
-    neither blank, nor a comment, nor right after a decorator). A chunk that does not parse on
+    neither blank, nor a comment, nor right after a decorator, nor inside a string literal begun
+    on an earlier line: a docstring's text at column 0). A chunk that does not parse on
     its own is tried together with the next ones (up to ``merge_limit``), so a string or a
     bracket that continues at column 0 keeps its definition whole; a chunk that parses in no
     such merge is dropped, with the first syntax error in it.
@@ -75,10 +77,11 @@ def salvage(source: str, merge_limit: int = 12) -> Salvaged:
     except SyntaxError:
         pass
     lines = source.splitlines(keepends=True)
+    in_string = _inside_strings(lines)
     starts: list[int] = []
     for i, line in enumerate(lines):
         stripped = line.lstrip()
-        if not stripped or stripped.startswith("#"):
+        if not stripped or stripped.startswith("#") or i in in_string:
             continue
         if line[0] not in " \t" and not (starts and lines[starts[-1]].startswith("@")
                                           and i == _next_code_line(lines, starts[-1] + 1)):
@@ -124,6 +127,19 @@ def salvage(source: str, merge_limit: int = 12) -> Salvaged:
     except (SyntaxError, ValueError):
         tree = None
     return Salvaged(salvaged, tree, notes, definitions)
+
+
+def _inside_strings(lines: list[str]) -> set[int]:
+    """The indices of the lines that continue a string literal begun on an earlier line. The
+    lexer reads as far as the source makes sense (an unterminated string ends it quietly)."""
+    inside: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(iter(lines).__next__):
+            first, last = token.start[0], token.end[0]  # rows, from 1: the lines after ``first``
+            inside.update(range(first, last))
+    except (tokenize.TokenError, SyntaxError, ValueError, RecursionError):
+        pass
+    return inside
 
 
 def _parses(chunk: str) -> bool:
