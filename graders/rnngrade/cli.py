@@ -464,10 +464,12 @@ def cmd_batch(args: argparse.Namespace) -> int:
         print("rnngrade: -j needs at least 1", file=sys.stderr)
         return ExitCode.USAGE
     course = _course(args)
+    roster = _load_roster(args.roster)
+    _check_course_ids(course, roster, args.roster, args.out)
     options = BatchOptions(args.lab, args.out, jobs=args.jobs, executor=args.executor,
                            scheduler=args.scheduler, regrade=args.regrade, device=args.device,
                            inprocess=args.inprocess, timeout=args.timeout or DEFAULT_TIMEOUT,
-                           budget=args.budget, roster=_load_roster(args.roster),
+                           budget=args.budget, roster=roster,
                            course=course, only=args.only, drop_overrides=args.drop_overrides,
                            outcome=not args.no_outcome)
     if course is not None:
@@ -513,6 +515,20 @@ def _load_roster(path: Path | None) -> Roster | None:
     return load_roster(path) if path is not None else None
 
 
+def _check_course_ids(course, roster: Roster | None, given: Path | None, out: Path) -> None:
+    """With a course file and a roster (``given``, else the one a batch kept in ``out``), every
+    student id of the course file must be on the roster (``course.roster_check``)."""
+    from rnngrade.course.roster_check import check_course
+    from rnngrade.gradebook.roster import SAVED, saved_roster
+
+    if course is None:
+        return
+    if roster is None:
+        roster, given = saved_roster(out), out / SAVED
+    if roster is not None:
+        check_course(course, roster, str(given))
+
+
 def print_roster_report(console: Console, report: BatchReport) -> None:
     """After the batch table: roster students without a submission, entries not on it."""
     from rich.text import Text
@@ -540,8 +556,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     from rnngrade.results.sanitize import clean_name
 
     course = _course(args)
-    path, table = export(args.folder, args.format, args.out, labs=args.lab,
-                         roster=_load_roster(args.roster),
+    roster = _load_roster(args.roster)
+    _check_course_ids(course, roster, args.roster, args.folder)
+    path, table = export(args.folder, args.format, args.out, labs=args.lab, roster=roster,
                          missing=missing_policy(course) if course else zero_for_missing)
     print(f"{args.format}: {len(table.students)} student(s) × {len(table.labs)} lab(s) "
           f"({', '.join(table.labs)}) → {terminal_text(path)}")

@@ -33,6 +33,7 @@ def test_the_shipped_example_loads_with_its_schedule_policy_and_extensions():
     assert course.due_for("carol", "lab3")[0] == dt.datetime(2026, 10, 30, 11, 0, tzinfo=UTC)
     assert course.due_for("dave", "lab1") == (lab1_due := course.plan("lab1").due, "")
     assert lab1_due is not None and course.plan("lab7").due is None
+    assert course.excuses("dave", "lab2") and not course.excuses("dave", "lab1")
 
 
 def test_bare_dates_open_at_midnight_and_close_at_23_59(tmp_path):
@@ -57,6 +58,11 @@ def test_bare_dates_open_at_midnight_and_close_at_23_59(tmp_path):
     ("extensions:\n  alice: {lab1: forever}\n", "extensions.alice.lab1"),
     ("extensions:\n  alice: {lab42: 2}\n", "extensions.alice.lab42"),
     ("labs: [lab1]\n", "labs"),
+    ("excused:\n  alice: [lab42]\n", "excused.alice"),
+    ("excused:\n  alice: {lab1: yes}\n", "excused.alice"),
+    ("excused:\n  alice: []\n", "excused.alice"),
+    ("excused: [alice]\n", "excused"),
+    ("extensions:\n  alice: {lab1: 2}\n  Alice: {lab2: 1}\n", "extensions.Alice"),
     ("grading: strict\n", "grading"),
 ])
 def test_every_mistake_names_the_file_and_the_key(tmp_path, text, key):
@@ -82,3 +88,16 @@ def test_a_bad_course_file_is_exit_2_with_one_line(tmp_path, capsys):
 def test_without_a_course_file_there_is_none(tmp_path, monkeypatch):
     assert not (course_root() / "course.yaml").exists()  # the checkout ships only the example
     assert find_course(None) is None
+
+
+def test_a_student_is_excused_from_the_labs_listed_and_ids_match_without_case(tmp_path):
+    course = load_course(write(tmp_path, "labs:\n  lab1: {due: 2026-09-21}\n"
+                                         "extensions:\n  U1042: {lab1: 2}\n"
+                                         "excused:\n  u1042: [lab2, lab3]\n  bob: lab1\n"))
+    assert course.excuses("u1042", "lab2") and course.excuses("U1042", "lab3")
+    assert not course.excuses("u1042", "lab1") and course.excuses("bob", "lab1")
+    assert not course.excuses("alice", "lab1")
+    assert course.due_for("u1042", "lab1") == (dt.datetime(2026, 9, 23, 23, 59, tzinfo=UTC),
+                                               "extended by 2 days")
+    assert course.student_keys() == [("U1042", "extensions.U1042"), ("u1042", "excused.u1042"),
+                                     ("bob", "excused.bob")]

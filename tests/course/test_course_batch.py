@@ -253,7 +253,7 @@ def test_summary_with_its_roster_screenshot(course_batch, tmp_path):
 def test_the_course_file_decides_how_a_missing_roster_student_counts(course_batch, tmp_path):
     subs, _, _ = course_batch
     roster = tmp_path / "roster.csv"
-    roster.write_text("id,name,email\nalice,Alice A,a@x\nzoe,Zoe Z,z@x\n")
+    roster.write_text("id,name,email\nalice,Alice A,a@x\ncarol,,\nzoe,Zoe Z,z@x\n")
     for missing, status, score in (("excused", "excused", ""), ("zero", "missing", "0")):
         course = tmp_path / f"{missing}.yaml"
         course.write_text(COURSE.replace("points: 10}", f"points: 10, missing: {missing}}}"))

@@ -86,7 +86,7 @@ def missing_policy(course: Course) -> Callable[[Student, str], MissingMark]:
     """How the course file counts a roster student without a submission, per lab."""
 
     def policy(student: Student, lab: str) -> MissingMark:
-        if course.plan(lab).missing == "excused":
+        if course.plan(lab).missing == "excused" or course.excuses(student.id, lab):
             return MissingMark("excused", None, f"no submission: excused ({course.path.name})")
         return zero_for_missing(student, lab)
 

@@ -1,10 +1,13 @@
-"""The course file (``course.yaml``): each lab's schedule, the late policy, extensions, scaling.
+"""The course file (``course.yaml``): each lab's schedule, the late policy, extensions, excused
+students, scaling.
 
 Found at ``--course FILE`` or, when not given, as ``course.yaml`` at the course root; without
 one every command behaves as it always has (no due dates, no penalties, release everything).
 Every problem is a ``CourseError`` naming the file and the key (exit 2). Dates without a UTC
 offset are read in the file's ``timezone`` (default UTC); a bare date is the start of that day
-for a release and its last minute (23:59) for a due date. See ``docs/course.example.yaml``.
+for a release and its last minute (23:59) for a due date. Student ids (``extensions``,
+``excused``) match the roster's without regard to case; with a roster known,
+``course.roster_check`` refuses an id it does not list. See ``docs/course.example.yaml``.
 """
 
 from __future__ import annotations
@@ -13,15 +16,17 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from rnngrade.errors import UsageError
+from rnngrade.gradebook.roster import match_key
 from rnngrade.paths import course_root
 from rnngrade.yaml_files import load_mapping
 
 FILENAME = "course.yaml"
 MISSING_CHOICES = ("zero", "excused")
+_T = TypeVar("_T")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(d|days?|h|hours?)\s*$")
 
 
@@ -59,20 +64,39 @@ class Course:
     timezone: str
     labs: dict[str, LabPlan]
     extensions: dict[str, dict[str, dt.timedelta | dt.datetime]]  # student → lab → extension
+    excused: dict[str, frozenset[str]] = field(default_factory=dict)  # student → labs excused
 
     def plan(self, lab: str) -> LabPlan:
         """The lab's plan (an empty one for a lab the file does not list)."""
         return self.labs.get(lab, LabPlan(lab))
 
     def due_for(self, student: str, lab: str) -> tuple[dt.datetime | None, str]:
-        """The student's due time for ``lab`` and how it was extended ("" when it was not)."""
+        """The student's due time for ``lab`` and how it was extended ("" when it was not).
+        Student ids match as the roster's do (``gradebook.roster.match_key``)."""
         due = self.plan(lab).due
-        extension = self.extensions.get(student, {}).get(lab)
+        extension = _by_id(self.extensions, student, {}).get(lab)
         if due is None or extension is None:
             return due, ""
         if isinstance(extension, dt.timedelta):
             return due + extension, f"extended by {describe_duration(extension)}"
         return extension, "extended"
+
+    def excuses(self, student: str, lab: str) -> bool:
+        """Whether the file's ``excused`` excuses ``student`` from ``lab``."""
+        return lab in _by_id(self.excused, student, frozenset())
+
+    def student_keys(self) -> list[tuple[str, str]]:
+        """Every student id the file names, with its key (``extensions.alice``)."""
+        return [(student, f"{section}.{student}")
+                for section, ids in (("extensions", self.extensions), ("excused", self.excused))
+                for student in ids]
+
+
+def _by_id(table: dict[str, _T], student: str, default: _T) -> _T:
+    if student in table:
+        return table[student]
+    key = match_key(student)
+    return next((value for name, value in table.items() if match_key(name) == key), default)
 
 
 def describe_duration(delta: dt.timedelta) -> str:
@@ -129,7 +153,8 @@ class _Reader:
 
     def course(self, data: Any, known_labs: set[str]) -> Course:
         top = self.mapping(data, "",
-                           ("title", "timezone", "late_policy", "missing", "labs", "extensions"))
+                           ("title", "timezone", "late_policy", "missing", "labs", "extensions",
+                            "excused"))
         title = self.text(top.get("title", ""), "title")
         timezone = self.text(top.get("timezone", "UTC"), "timezone")
         try:
@@ -146,7 +171,7 @@ class _Reader:
                                                 f"{', '.join(sorted(known_labs))}")
             labs[name] = self.lab(name, value, late, missing)
         extensions = {}
-        for student, value in self.mapping(top.get("extensions"), "extensions").items():
+        for student, value in self.students(top.get("extensions"), "extensions").items():
             per_lab = {}
             for lab, amount in self.mapping(value, f"extensions.{student}").items():
                 key = f"extensions.{student}.{lab}"
@@ -154,7 +179,32 @@ class _Reader:
                     raise self.fail(key, "no such lab")
                 per_lab[lab] = self.extension(amount, key)
             extensions[student] = per_lab
-        return Course(self.path, title, timezone, labs, extensions)
+        excused = {student: self.excused(value, f"excused.{student}", known_labs)
+                   for student, value in self.students(top.get("excused"), "excused").items()}
+        return Course(self.path, title, timezone, labs, extensions, excused)
+
+    def students(self, value: Any, key: str) -> dict:
+        """A mapping keyed by student id, no id twice (ids match without regard to case)."""
+        data = self.mapping(value, key)
+        seen: dict[str, str] = {}
+        for student in data:
+            if not student.strip():
+                raise self.fail(key, "a student id is empty")
+            other = seen.setdefault(match_key(student), student)
+            if other != student:
+                raise self.fail(f"{key}.{student}", f"the same student as {key}.{other} (ids "
+                                                    "match without regard to case): merge them")
+        return data
+
+    def excused(self, value: Any, key: str, known_labs: set[str]) -> frozenset[str]:
+        labs = [value] if isinstance(value, str) else value
+        if not isinstance(labs, list) or not labs:
+            raise self.fail(key, f"expected a list of labs, e.g. [lab1, lab3], found {value!r}")
+        for lab in labs:
+            if not isinstance(lab, str) or lab not in known_labs:
+                raise self.fail(key, f"{lab!r}: no such lab; this course has: "
+                                     f"{', '.join(sorted(known_labs))}")
+        return frozenset(labs)
 
     def lab(self, name: str, value: Any, late: LatePolicy, missing: str) -> LabPlan:
         key = f"labs.{name}"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from rnngrade.course.adjust import Adjusted
 from rnngrade.course.config import Course
+from rnngrade.course.roster_check import check_override
 from rnngrade.errors import UsageError
 from rnngrade.gradebook.store import FILENAME, GRADER_ERROR, Gradebook
 from rnngrade.harness.formatting import format_points
@@ -56,6 +57,7 @@ def record_override(request: OverrideRequest) -> tuple[int, Adjusted | None]:
     if not path.is_file():
         raise OverrideError(f"{request.out} holds no gradebook ({FILENAME}); run "
                             "`rnngrade batch` into it first")
+    check_override(request.student, request.course, request.out)
     comment = request.comment.strip()
     if not comment:
         raise OverrideError("--comment must say why (the student reads it)")
