@@ -68,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="also ship .github/workflows/grading.yml (hidden grading of PRs)")
     _course_option(release)
     release.add_argument("--force", action="store_true",
-                         help="release even when the shipped code answers a lab still open")
+                         help="release even a lab whose release date is still to come, or "
+                              "whose shipped code answers a lab still open")
 
     ci = sub.add_parser("ci", help="grade the labs a pull request changes and comment on it "
                                    "(GitHub Actions)")
@@ -403,6 +404,8 @@ def cmd_release(args: argparse.Namespace) -> int:
     course = _course(args)
     if course is not None and labs is None:
         labs = _labs_due_out(course)
+    elif course is not None and labs is not None:
+        _named_labs_due_out(course, labs, args.force)
     report = build_release(args.out, labs, torch_version=args.torch_version or TORCH_VERSION,
                            grading_workflow=args.grading_workflow, course=course,
                            force=args.force)
@@ -433,6 +436,23 @@ def _labs_due_out(course) -> list:
     if not ready:
         raise ReleaseError(f"no lab's release date in {course.path} has come yet")
     return ready
+
+
+def _named_labs_due_out(course, labs: list, force: bool) -> None:
+    """Labs named with ``--lab`` go out on their release date too: one whose date is still to
+    come is refused (``ReleaseError``), or released with a warning under ``--force``."""
+    import datetime as dt
+
+    from rnngrade.course.schedule import not_yet
+    from rnngrade.release.build import ReleaseError
+
+    now = dt.datetime.now(dt.timezone.utc)
+    early = [reason for lab in labs if (reason := not_yet(course, lab, now))]
+    if early and not force:
+        raise ReleaseError(f"not released before its release date in {course.path}: "
+                           + "; ".join(early) + ". Wait for that date, or pass --force")
+    for reason in early:
+        print(f"warning: released before its date (--force): {reason}")
 
 
 def course_root_path() -> Path:

@@ -82,3 +82,30 @@ def test_release_command_without_a_date_come_says_so(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "lab1: to be released on 2999-01-01" in captured.out
     assert "no lab's release date" in captured.err
+
+
+def test_a_lab_named_before_its_release_date_waits_unless_forced(tmp_path, capsys, monkeypatch):
+    import rnngrade.release as release
+
+    built: list[list[str]] = []
+
+    def build(out, labs, **kw):
+        built.append([lab.name for lab in labs])
+        return build_release(out, labs, verify=False, **kw)
+
+    monkeypatch.setattr(release, "build_release", build)
+    path = tmp_path / "course.yaml"
+    path.write_text("labs:\n  lab1: {release: 2026-09-01, due: 2026-09-21}\n"
+                    "  lab3: {release: 2999-01-11 09:00, due: 2999-02-01}\n")
+    args = ["release", "--out", str(tmp_path / "rel"), "--course", str(path)]
+    assert main([*args, "--lab", "lab1", "--lab", "lab3"]) == 1
+    err = capsys.readouterr().err
+    assert "not released before its release date" in err and str(path) in err
+    assert "lab3: to be released on 2999-01-11 09:00 UTC" in err and "--force" in err
+    assert "lab1:" not in err and built == [] and not (tmp_path / "rel").exists()
+    assert main([*args, "--lab", "lab3", "--force"]) == 0
+    out = capsys.readouterr().out
+    assert "released before its date (--force): lab3: to be released on 2999-01-11" in out
+    assert built == [["lab3"]] and (tmp_path / "rel" / "assignments" / "lab3").is_dir()
+    assert main([*args, "--lab", "lab4"]) == 0  # no release date: named, it goes out
+    assert built[-1] == ["lab4"]

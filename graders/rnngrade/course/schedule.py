@@ -39,16 +39,24 @@ def due_out(course: Course, labs: list[Lab], now: dt.datetime) -> tuple[list[Lab
     """The labs whose release date has come, and why each other lab is held back."""
     ready, held = [], []
     for lab in labs:
-        release = course.plan(lab.name).release
-        if release is None:
+        early = not_yet(course, lab, now)
+        if course.plan(lab.name).release is None:
             held.append(f"{lab.name}: no release date in {course.path.name} "
                         "(release it by name with --lab)")
-        elif release > now:
-            day = release.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-            held.append(f"{lab.name}: to be released on {day}")
+        elif early:
+            held.append(early)
         else:
             ready.append(lab)
     return ready, held
+
+
+def not_yet(course: Course, lab: Lab, now: dt.datetime) -> str | None:
+    """Why ``lab`` may not go out at ``now`` (its release date is still to come), or None."""
+    release = course.plan(lab.name).release
+    if release is None or release <= now:
+        return None
+    day = release.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"{lab.name}: to be released on {day}"
 
 
 def implemented_functions(source: str) -> set[str]:
