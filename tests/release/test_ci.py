@@ -16,6 +16,7 @@ from rnngrade.authoring.notebooks import split_top_level
 from rnngrade.ci.github import MARKER, GitHubClient, GitHubError
 from rnngrade.ci.run import (
     CiOptions,
+    choose_labs,
     choose_submission,
     labs_in_paths,
     labs_in_text,
@@ -162,12 +163,59 @@ def test_a_marker_in_a_comment_by_the_student_is_not_taken_over(github, ci_env, 
     assert len(github.comments) == 2 and not github.seen("PATCH")
 
 
-def test_a_pull_request_without_lab_files_grades_nothing_and_posts_nothing(
-        github, ci_env, checkout, tmp_path, capsys):
+def test_a_pull_request_that_names_no_lab_says_where_it_looked_and_fails(
+        github, ci_env, checkout, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("GITHUB_REF_NAME", "7/merge")
+    monkeypatch.delenv("GITHUB_HEAD_REF", raising=False)
     github.files = ["README.md", "fixtures/public/lab1.npz"]
+    assert run_ci(checkout, tmp_path / "out") == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert "no lab to grade; looked at the 2 file(s) pull request #7 changes (none under " \
+           "assignments/labN/); the pull request's title ('my work') and branch ('work'); " \
+           "the branch pushed ('7/merge') and the branch checked out (none)" in err
+    assert "--lab labN" in err and not github.comments
+    assert "names no lab" in (tmp_path / "out" / "pr_comment.md").read_text()
+    assert "names no lab" in (tmp_path / "summary.md").read_text()
+
+
+@pytest.mark.parametrize(("title", "branch"), [("my work", "lab1"), ("Lab 1 submission", "x")])
+def test_when_the_files_name_no_lab_the_branch_or_title_does(github, ci_env, checkout, tmp_path,
+                                                             title, branch):
+    Path(ci_env["GITHUB_EVENT_PATH"]).write_text(json.dumps({"pull_request": {
+        "number": github.pr, "title": title, "head": {"ref": branch, "sha": "ab" * 20},
+        "user": {"login": "alice"}}}))
+    github.files = ["rnn.py", "README.md"]  # the student's file outside assignments/lab1/
     assert run_ci(checkout, tmp_path / "out") == ExitCode.OK
-    assert not github.comments and "no lab to grade" in capsys.readouterr().out
-    assert "changes no lab" in (tmp_path / "out" / "pr_comment.md").read_text()
+    assert len(github.comments) == 1 and "lab1 — RNN forward" in github.comments[0]["body"]
+    assert "named in the pull request's title or branch" in github.comments[0]["body"]
+
+
+def test_labs_come_from_the_title_the_branch_pushed_or_checked_out(tmp_path):
+    from rnngrade.ci.run import checkout_branch
+
+    def labs(event: dict, **given) -> list[str]:
+        options = CiOptions(submission=tmp_path, **given)
+        return choose_labs(options, event, None, None).labs
+
+    def pull(title: str, ref: str) -> dict:
+        return {"pull_request": {"title": title, "head": {"ref": ref}}}
+
+    assert labs(pull("Lab 2 submission", "work")) == ["lab2"]
+    assert labs(pull("done", "submit/lab3")) == ["lab3"]
+    assert labs(pull("done", "lab1-fix")) == ["lab1"]
+    assert labs({}, head_ref="lab4") == ["lab4"]
+    assert labs({"ref": "refs/heads/lab5"}) == ["lab5"]
+    assert labs({}, ref_name="lab-6") == ["lab6"]
+    assert labs({"pull_request": {"title": ["lab1"], "head": "lab1"}}) == []  # not text
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/lab2-retry\n")
+    assert labs({}) == ["lab2"] and checkout_branch(tmp_path) == "lab2-retry"
+    (tmp_path / ".git" / "HEAD").unlink()
+    (tmp_path / "elsewhere").write_text("ref: refs/heads/lab3\n")
+    (tmp_path / ".git" / "HEAD").symlink_to(tmp_path / "elsewhere")
+    assert labs({}) == [] and checkout_branch(tmp_path) == ""  # never read through a link
+    choice = choose_labs(CiOptions(submission=tmp_path), pull("done", "work"), None, None)
+    assert choice.looked[0].startswith("the files the pull request changes: not asked (no token")
 
 
 def test_labs_given_on_the_command_line_skip_the_files_api(github, ci_env, checkout, tmp_path):

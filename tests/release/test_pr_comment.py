@@ -103,7 +103,7 @@ def test_labs_without_hidden_tests_and_pull_requests_without_labs():
     body = render_pr_comment([], [("lab6", "no hidden tests for this lab yet: run its public "
                                            "tests")])
     assert "| lab6 | — | no hidden tests for this lab yet: run its public tests |" in body
-    assert "changes no lab" in render_pr_comment([])
+    assert "names no lab" in render_pr_comment([])
 
 
 def test_a_submission_that_cannot_be_loaded_says_why():

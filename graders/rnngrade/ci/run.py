@@ -3,7 +3,9 @@
 Reads the GitHub Actions environment (``GITHUB_EVENT_PATH``, ``GITHUB_REPOSITORY``,
 ``GITHUB_API_URL``, ``GITHUB_STEP_SUMMARY``, ``GITHUB_TOKEN``); every value can be given as an
 option instead. Which labs: ``--lab``, else the labs of the files the pull request changes
-(GitHub API), else a ``labN`` in the pull request's title or branch name. Each lab is graded from
+(GitHub API), else a ``labN`` in the pull request's title or branch name (``GITHUB_HEAD_REF``),
+else in the name of the branch pushed (``GITHUB_REF_NAME``) or checked out. Finding none is exit
+2 (``ExitCode.USAGE``: the run needs ``--lab``), with every place looked at. Each lab is graded from
 the checkout (the lab's ``.py`` file when the student changed it, else the lab's notebook), the
 reports go to ``--out/labN/``, the comment body to ``--out/pr_comment.md`` and the job summary; with
 a token the comment is posted, or updated when an earlier run posted one.
@@ -52,6 +54,8 @@ class CiOptions:
     budget: float | None = None  # seconds for one lab's submission (None: the lab's)
     course: Path | None = None  # the course file (None: course.yaml at the course root, if any)
     student: str = ""  # whose extensions apply (default: the pull request's author)
+    head_ref: str = ""  # the pull request's branch when the event has none ($GITHUB_HEAD_REF)
+    ref_name: str = ""  # the branch pushed ($GITHUB_REF_NAME)
     retries: int = 4
     backoff: float = 1.0
 
@@ -67,6 +71,8 @@ class CiOptions:
             "repo": environ.get("GITHUB_REPOSITORY", ""),
             "api_url": environ.get("GITHUB_API_URL") or "https://api.github.com",
             "summary_path": Path(summary) if summary else None,
+            "head_ref": environ.get("GITHUB_HEAD_REF", ""),
+            "ref_name": environ.get("GITHUB_REF_NAME", ""),
             "retries": int(environ.get("RNNGRADE_CI_RETRIES", 4)),
             "backoff": float(environ.get("RNNGRADE_CI_BACKOFF", 1.0)),
         }
@@ -146,17 +152,79 @@ def choose_submission(lab: Lab, checkout: Path) -> tuple[Path, list[str]]:
     return (notebook if notebook.is_file() else folder), []
 
 
+@dataclass
+class LabChoice:
+    """The labs to grade, how they were chosen (for the comment) and every place looked."""
+
+    labs: list[str]
+    source: str = ""
+    looked: list[str] = field(default_factory=list)
+
+
+def checkout_branch(checkout: Path) -> str:
+    """The branch checked out in ``checkout`` ("" when detached or not a clone): ``.git/HEAD``
+    is read as text (at most 1 KiB, never through a link); git is not run."""
+    git = checkout / ".git"
+    try:
+        if git.is_symlink() or (git / "HEAD").is_symlink() or not (git / "HEAD").is_file():
+            return ""
+        with (git / "HEAD").open("rb") as head:
+            text = head.read(1024).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    match = re.match(r"ref: refs/heads/(\S+)\s*$", text)
+    return match.group(1) if match else ""
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _shown(names: list[tuple[str, str]]) -> str:
+    return " and ".join(f"{what} ({log_line(value, 80)!r})" if value else f"{what} (none)"
+                        for what, value in names)
+
+
 def choose_labs(options: CiOptions, event: dict[str, Any], client: GitHubClient | None,
-                number: int | None) -> tuple[list[str], str]:
-    """The labs to grade and how they were chosen (for the comment)."""
+                number: int | None) -> LabChoice:
+    """``--lab``; else the labs of the files the pull request changes; else a ``labN`` in its
+    title or branch; else in the name of the branch pushed or checked out."""
     if options.labs:
-        return [get_lab(name).name for name in options.labs], "for the labs asked for (--lab)"
+        return LabChoice([get_lab(name).name for name in options.labs],
+                         "for the labs asked for (--lab)")
+    looked = []
     if client is not None and number is not None:
         files = client.pull_request_files(number)
-        return labs_in_paths(files), "for the labs whose files this pull request changes"
-    pull = event.get("pull_request") or {}
-    texts = [pull.get("title", ""), (pull.get("head") or {}).get("ref", "")]
-    return labs_in_text(texts), "for the lab named in the pull request's title or branch"
+        labs = labs_in_paths(files)
+        if labs:
+            return LabChoice(labs, "for the labs whose files this pull request changes")
+        looked.append(f"the {len(files)} file(s) pull request #{number} changes (none under "
+                      "assignments/labN/)")
+    else:
+        looked.append("the files the pull request changes: not asked ("
+                      + ("no token (--token or GITHUB_TOKEN) or repository" if client is None
+                         else "no pull request number in the event (--pr)") + ")")
+    pull = _mapping(event.get("pull_request"))
+    head = _mapping(pull.get("head"))
+    places = [
+        ([("the pull request's title", _text(pull.get("title"))),
+          ("branch", _text(head.get("ref")) or options.head_ref)],
+         "for the lab named in the pull request's title or branch"),
+        ([("the branch pushed", _text(event.get("ref")).removeprefix("refs/heads/")
+           or options.ref_name),
+          ("the branch checked out", checkout_branch(options.submission))],
+         "for the lab named in the branch's name"),
+    ]
+    for names, source in places:
+        labs = labs_in_text([value for _, value in names])
+        if labs:
+            return LabChoice(labs, source, looked)
+        looked.append(_shown(names))
+    return LabChoice([], "", looked)
 
 
 def collect_lab(lab: Lab, checkout: Path, into: Path) -> list[str]:
@@ -241,13 +309,14 @@ def run_ci(options: CiOptions, say: Callable[[str], None] = print,
         client = GitHubClient(options.api_url, options.repo, options.token,
                               retries=options.retries, backoff=options.backoff)
     try:
-        labs, source = choose_labs(options, event, client, number)
+        choice = choose_labs(options, event, client, number)
     except GitHubError as exc:
         warn(f"rnngrade ci: cannot list the files of pull request #{number}: {exc}")
         return ExitCode.GITHUB
     results: list[GradeResult] = []
     problems: list[tuple[str, str]] = []
     code = ExitCode.OK
+    labs, source = choice.labs, choice.source
     for name in labs:
         lab = get_lab(name)
         if not (lab.suite_dir() / "rubric.yaml").exists():
@@ -274,15 +343,18 @@ def run_ci(options: CiOptions, say: Callable[[str], None] = print,
         results.append(result)
         say(f"{name}: {result.score:g}/{result.max_score:g}"
             + (f" (not graded: {log_line(result.error)})" if result.error else ""))
-    if not labs:
-        say("rnngrade ci: no lab to grade " + source.replace("for the", "among the"))
-    body = render_pr_comment(results, problems, sha=sha, source=source if labs else "")
+    body = render_pr_comment(results, problems, sha=sha, source=source)
     options.out.mkdir(parents=True, exist_ok=True)
     (options.out / "pr_comment.md").write_text(body, encoding="utf-8")
     if options.summary_path is not None:
         with options.summary_path.open("a", encoding="utf-8") as summary:
             summary.write(body.replace(MARKER + "\n", "", 1).rstrip() + "\n\n")
-    if not options.comment or not labs:
+    if not labs:
+        warn("rnngrade ci: no lab to grade; looked at " + "; ".join(choice.looked)
+             + ". Name the lab with --lab labN, or in the branch's name (lab1, lab1-fix) or "
+               "the pull request's title")
+        return ExitCode.USAGE
+    if not options.comment:
         return code
     if client is None or number is None:
         missing = "no token (--token or GITHUB_TOKEN) or repository" if client is None \
