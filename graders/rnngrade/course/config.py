@@ -16,7 +16,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from rnngrade.errors import UsageError
@@ -26,7 +26,6 @@ from rnngrade.yaml_files import load_mapping
 
 FILENAME = "course.yaml"
 MISSING_CHOICES = ("zero", "excused")
-_T = TypeVar("_T")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(d|days?|h|hours?)\s*$")
 
 
@@ -66,6 +65,10 @@ class Course:
     extensions: dict[str, dict[str, dt.timedelta | dt.datetime]]  # student → lab → extension
     excused: dict[str, frozenset[str]] = field(default_factory=dict)  # student → labs excused
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_extended", {match_key(s): v for s, v in self.extensions.items()})
+        object.__setattr__(self, "_excused", {match_key(s): v for s, v in self.excused.items()})
+
     def plan(self, lab: str) -> LabPlan:
         """The lab's plan (an empty one for a lab the file does not list)."""
         return self.labs.get(lab, LabPlan(lab))
@@ -74,7 +77,8 @@ class Course:
         """The student's due time for ``lab`` and how it was extended ("" when it was not).
         Student ids match as the roster's do (``gradebook.roster.match_key``)."""
         due = self.plan(lab).due
-        extension = _by_id(self.extensions, student, {}).get(lab)
+        extended: dict[str, dict] = self._extended  # type: ignore[attr-defined]
+        extension = extended.get(match_key(student), {}).get(lab)
         if due is None or extension is None:
             return due, ""
         if isinstance(extension, dt.timedelta):
@@ -83,20 +87,14 @@ class Course:
 
     def excuses(self, student: str, lab: str) -> bool:
         """Whether the file's ``excused`` excuses ``student`` from ``lab``."""
-        return lab in _by_id(self.excused, student, frozenset())
+        excused: dict[str, frozenset[str]] = self._excused  # type: ignore[attr-defined]
+        return lab in excused.get(match_key(student), frozenset())
 
     def student_keys(self) -> list[tuple[str, str]]:
         """Every student id the file names, with its key (``extensions.alice``)."""
         return [(student, f"{section}.{student}")
                 for section, ids in (("extensions", self.extensions), ("excused", self.excused))
                 for student in ids]
-
-
-def _by_id(table: dict[str, _T], student: str, default: _T) -> _T:
-    if student in table:
-        return table[student]
-    key = match_key(student)
-    return next((value for name, value in table.items() if match_key(name) == key), default)
 
 
 def describe_duration(delta: dt.timedelta) -> str:
