@@ -27,7 +27,14 @@ from pathlib import Path
 
 from rnngrade.course.apply import CoursePass
 from rnngrade.course.config import Course
-from rnngrade.course.times import TimesFrom, Timing
+from rnngrade.course.times import (
+    TimesFrom,
+    TimeSource,
+    Timing,
+    find_time,
+    read_manifest,
+    untimed_refusal,
+)
 from rnngrade.errors import GraderError, UsageError
 from rnngrade.gradebook.entries import Entry, EntryError, Payload, discover, read_entry
 from rnngrade.gradebook.executors import (
@@ -363,8 +370,6 @@ def _entries(sources: list[Path], out: Path, only: list[str] | None) -> list[Ent
 def _manifests(options: BatchOptions, sources: list[Path]) -> dict[Path, dict]:
     """Each submissions folder's manifest of submission times (read only with a course file,
     when ``--times-from`` allows it)."""
-    from rnngrade.course.times import TimeSource, read_manifest
-
     if options.course is None or TimeSource.MANIFEST not in options.times_from.sources:
         return {}
     return {source: read_manifest(source) for source in sources}
@@ -374,8 +379,6 @@ def _timings(options: BatchOptions, lab: str, entries: list[Entry],
              manifests: dict[Path, dict]) -> dict[str, Timing]:
     """Each entry's submission time (with a course file); refused when some have none and
     the lab's late policy could cost them points."""
-    from rnngrade.course.times import find_time, untimed_refusal
-
     course = options.course
     if course is None:
         return {}
