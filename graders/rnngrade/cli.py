@@ -122,6 +122,15 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--drop-overrides", action="store_true",
                        help="the regraded students lose the staff's overrides (kept otherwise)")
     _course_option(batch)
+    batch.add_argument("--times-from", default="auto", choices=["auto", "manifest", "git",
+                                                                "files"],
+                       help="where submission times come from, for the course file's due "
+                            "dates: auto (default) the submissions folder's .submissions.json, "
+                            "else a git clone's HEAD commit time; manifest or git: only that "
+                            "one; files: as auto, then the files' modification times (a copy "
+                            "or an unzip resets them: a class whose file times look copied is "
+                            "warned about). With a late penalty, entries without a time stop "
+                            "the batch before grading (exit 2)")
     _budget_option(batch)
     _roster_option(batch)
     _gradescope_parsers(sub)
@@ -473,6 +482,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     _start_workers_early(args)
     from rich.console import Console
 
+    from rnngrade.course.times import TimesFrom
     from rnngrade.gradebook.batch import DEFAULT_TIMEOUT, BatchOptions, run_batch
     from rnngrade.gradebook.console import RichProgress, print_report
 
@@ -491,7 +501,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
                            inprocess=args.inprocess, timeout=args.timeout or DEFAULT_TIMEOUT,
                            budget=args.budget, roster=roster,
                            course=course, only=args.only, drop_overrides=args.drop_overrides,
-                           outcome=not args.no_outcome)
+                           outcome=not args.no_outcome, times_from=TimesFrom(args.times_from))
     if course is not None:
         from rnngrade.course.apply import missing_policy
 
@@ -632,6 +642,10 @@ def print_course(report) -> None:  # report: BatchReport
     if done.time_sources:
         sources = ", ".join(f"{n} from {s}" for s, n in sorted(done.time_sources.items()))
         print(f"submission times: {sources}; {len(done.late)} submission(s) late")
+    for note in done.time_notes:
+        print(f"submission time not used: {terminal_text(note)}")
+    for warning in done.warnings:
+        print(f"\nWARNING: {terminal_text(warning)}\n", file=sys.stderr)
 
 
 @command("override")

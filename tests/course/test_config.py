@@ -72,6 +72,48 @@ def test_every_mistake_names_the_file_and_the_key(tmp_path, text, key):
     assert str(caught.value).startswith(f"{path}: {key}: ")
 
 
+@pytest.mark.parametrize("text, key", [
+    ("labs:\n  lab1: {due: 9999-12-31}\n", "labs.lab1.due"),
+    ("labs:\n  lab1: {release: 1900-01-01}\n", "labs.lab1.release"),
+    ("labs:\n  lab1: {due: '0001-01-01T00:00:00+01:00'}\n", "labs.lab1.due"),
+    ("labs:\n  lab1: {due: '9999-12-31T23:59:59-23:59'}\n", "labs.lab1.due"),
+    ("labs:\n  lab1: {due: 2026-09-21}\nextensions:\n  alice: {lab1: 1000000000000}\n",
+     "extensions.alice.lab1"),
+    ("labs:\n  lab1: {due: 2026-09-21}\nextensions:\n  alice: {lab1: 1.0e+12}\n",
+     "extensions.alice.lab1"),
+    ("labs:\n  lab1: {due: 2026-09-21}\nextensions:\n  alice: {lab1: .inf}\n",
+     "extensions.alice.lab1"),
+    ("extensions:\n  alice: {lab1: '99999999999999999999h'}\n", "extensions.alice.lab1"),
+    ("labs:\n  lab1: {due: 9998-12-30}\nextensions:\n  alice: {lab1: 3}\n",
+     "extensions.alice.lab1"),
+    ("extensions:\n  alice: {lab1: 9999-12-31}\n", "extensions.alice.lab1"),
+    ("late_policy: {grace_minutes: 1.0e+300}\n", "late_policy.grace_minutes"),
+    ("late_policy: {grace_minutes: .inf}\n", "late_policy.grace_minutes"),
+])
+def test_a_date_or_duration_out_of_range_names_the_key(tmp_path, text, key):
+    path = write(tmp_path, text)
+    with pytest.raises(CourseError) as caught:
+        load_course(path)
+    assert str(caught.value).startswith(f"{path}: {key}: ")
+
+
+def test_a_due_date_near_the_end_of_the_range_with_an_extension_is_a_usage_error(tmp_path,
+                                                                                   capsys):
+    path = write(tmp_path, "labs:\n  lab1: {due: 9998-12-31}\nextensions:\n  bob: {lab1: 2}\n")
+    code = main(["batch", str(tmp_path), "--lab", "lab1", "--out", str(tmp_path / "out"),
+                 "--inprocess", "--quiet", "--course", str(path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "extensions.bob.lab1" in err and "out of range" in err
+    assert "Traceback" not in err
+
+
+def test_times_near_the_range_still_load_and_extend(tmp_path):
+    course = load_course(write(tmp_path, "labs:\n  lab1: {release: 1970-01-02, due: 9998-12-01}"
+                                         "\nextensions:\n  bob: {lab1: '36h'}\n"))
+    assert course.due_for("bob", "lab1") == (dt.datetime(9998, 12, 3, 11, 59, tzinfo=UTC),
+                                             "extended by 36 hours")
+
+
 def test_a_bad_course_file_is_exit_2_with_one_line(tmp_path, capsys):
     path = write(tmp_path, "labs:\n  lab1: {due: tomorrow}\n")
     assert main(["release", "--out", str(tmp_path / "rel"), "--course", str(path)]) == 2

@@ -19,9 +19,9 @@ UTC = dt.timezone.utc
 NOW = dt.datetime(2026, 9, 30, 12, tzinfo=UTC)
 
 
-def course(tmp_path: Path, lab1_due: str):
+def course(tmp_path: Path, lab1_due: str, zone: str = "UTC"):
     path = tmp_path / "course.yaml"
-    path.write_text(f"labs:\n  lab1: {{release: 2026-09-01, due: {lab1_due}}}\n"
+    path.write_text(f"timezone: {zone}\nlabs:\n  lab1: {{release: 2026-09-01, due: {lab1_due}}}\n"
                     "  lab2: {release: 2026-09-22, due: 2026-10-05}\n"
                     "  lab3: {release: 2026-10-06, due: 2026-10-19}\n")
     return load_course(path)
@@ -56,6 +56,14 @@ def test_releasing_lab2_before_lab1_is_due_gives_its_answers_away(tmp_path, lab2
     assert "due 2026-10-01 23:59 UTC" in leaks[0].reason()
     assert answer_leaks(course(tmp_path, "2026-09-21"), [get_lab("lab2")], available_labs(),
                         lab2_files, NOW) == []  # lab1 is past its due date
+
+
+def test_release_and_due_dates_are_shown_in_the_courses_time_zone(tmp_path, lab2_files):
+    berlin = course(tmp_path, "2026-10-01", "Europe/Berlin")
+    [leak] = answer_leaks(berlin, [get_lab("lab2")], available_labs(), lab2_files, NOW)
+    assert "due 2026-10-01 23:59 Europe/Berlin (21:59 UTC)" in leak.reason()
+    held = due_out(berlin, available_labs(), NOW)[1]
+    assert "lab3: to be released on 2026-10-06 00:00 Europe/Berlin (2026-10-05 22:00 UTC)" in held
 
 
 def test_release_refuses_with_the_reason_unless_forced(tmp_path, lab2_files, monkeypatch):

@@ -1,4 +1,5 @@
-"""Submission times: the manifest, then the git commit time, then the file time."""
+"""Submission times: the manifest, then the git commit time, then (when asked) the file time;
+dates out of range; times shown in the course's zone; what a copied class's file times say."""
 
 from __future__ import annotations
 
@@ -8,17 +9,25 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
-from rnngrade.course.config import CourseError
+from rnngrade.course.config import CourseError, LabPlan, LatePolicy
 from rnngrade.course.times import (
     MANIFEST,
+    SubmissionTime,
+    TimesFrom,
     TimeSource,
+    Timing,
+    file_time_warnings,
+    find_time,
     git_commit_time,
     newest_mtime,
     read_manifest,
+    show_time,
     submission_time,
+    untimed_refusal,
 )
 
 UTC = dt.timezone.utc
@@ -59,7 +68,7 @@ def test_a_manifest_inside_a_students_own_folder_is_never_read(tmp_path):
     stamp(subs / "mallory" / "rnn.py", dt.datetime(2026, 9, 25, tzinfo=UTC))
     (subs / "mallory" / MANIFEST).write_text(json.dumps(
         {"mallory": {"submitted_at": "2020-01-01T00:00:00Z"}}))
-    when = submission_time(subs / "mallory", "mallory", read_manifest(subs))
+    when = submission_time(subs / "mallory", "mallory", read_manifest(subs), TimesFrom.FILES)
     assert when is not None and when.source is TimeSource.FILE
     assert when.at == dt.datetime(2026, 9, 25, tzinfo=UTC)
 
@@ -128,11 +137,113 @@ def test_a_git_folder_that_is_a_link_elsewhere_is_not_followed(tmp_path):
     (entry / "rnn.py").write_text("x = 2\n")
     stamp(entry / "rnn.py", dt.datetime(2026, 9, 30, tzinfo=UTC))
     (entry / ".git").symlink_to(other / ".git")
-    when = submission_time(entry, "frank", {})
+    when = submission_time(entry, "frank", {}, TimesFrom.FILES)
     assert when is not None and when.source is TimeSource.FILE
     assert when.at == dt.datetime(2026, 9, 30, tzinfo=UTC)
 
 
 def test_nothing_readable_gives_no_time(tmp_path):
     (tmp_path / "ghost").symlink_to(tmp_path / "missing")
-    assert submission_time(tmp_path / "ghost", "ghost", {}) is None
+    assert submission_time(tmp_path / "ghost", "ghost", {}, TimesFrom.FILES) is None
+
+
+def test_file_times_are_used_only_when_the_instructor_asks(tmp_path):
+    entry = tmp_path / "alice.py"
+    entry.write_text("x = 1\n")
+    stamp(entry, dt.datetime(2026, 12, 5, 14, 2, tzinfo=UTC))
+    for allowed in (TimesFrom.AUTO, TimesFrom.MANIFEST, TimesFrom.GIT):
+        assert submission_time(entry, "alice", {}, allowed) is None
+    assert submission_time(entry, "alice", {}) is None  # the default is auto
+    when = submission_time(entry, "alice", {}, TimesFrom.FILES)
+    assert when == find_time(entry, "alice", {}, TimesFrom.FILES).time
+    assert when is not None and when.source is TimeSource.FILE
+    assert when.at == dt.datetime(2026, 12, 5, 14, 2, tzinfo=UTC)
+
+
+@needs_git
+def test_manifest_and_git_each_use_only_their_own_source(tmp_path):
+    repo = tmp_path / "dave"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "rnn.py").write_text("x = 1\n")
+    git(repo, "add", "rnn.py")
+    git(repo, "commit", "-qm", "done", date="2026-09-21T23:30:00+00:00")
+    listed = {"dave": dt.datetime(2026, 9, 20, tzinfo=UTC)}
+    sources = {allowed: submission_time(repo, "dave", listed, allowed) for allowed in TimesFrom}
+    assert {a: w.source if w else None for a, w in sources.items()} == {
+        TimesFrom.AUTO: TimeSource.MANIFEST, TimesFrom.MANIFEST: TimeSource.MANIFEST,
+        TimesFrom.GIT: TimeSource.GIT, TimesFrom.FILES: TimeSource.MANIFEST}
+    assert submission_time(repo, "dave", {}, TimesFrom.MANIFEST) is None
+    assert submission_time(repo, "dave", {}, TimesFrom.AUTO).source is TimeSource.GIT
+
+
+@needs_git
+def test_a_git_date_out_of_range_is_no_time_with_a_note(tmp_path):
+    repo = tmp_path / "mallory"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "rnn.py").write_text("x = 1\n")
+    stamp(repo / "rnn.py", dt.datetime(2026, 9, 21, tzinfo=UTC))
+    git(repo, "add", "rnn.py")
+    git(repo, "commit", "-qm", "from the future", date="@300000000000 +0000")  # year 11476
+    assert git_commit_time(repo) is None
+    found = find_time(repo, "mallory", {})
+    assert found.time is None and "out of range" in found.note and "300000000000" in found.note
+    fallback = find_time(repo, "mallory", {}, TimesFrom.FILES)
+    assert fallback.time is not None and fallback.time.source is TimeSource.FILE
+    assert "out of range" in fallback.note
+
+
+@pytest.mark.parametrize("text", ["9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+01:00",
+                                  "1969-07-20T20:17:00Z", "9999-06-01T00:00:00Z"])
+def test_a_manifest_time_out_of_range_is_a_usage_error_naming_the_key(tmp_path, text):
+    (tmp_path / MANIFEST).write_text(json.dumps({"bob": {"submitted_at": "2026-09-21T22:00Z"},
+                                                 "alice": {"submitted_at": text}}))
+    with pytest.raises(CourseError, match=r"alice\.submitted_at: .*out of range"):
+        read_manifest(tmp_path)
+
+
+def test_times_are_shown_in_the_courses_zone_with_utc_beside():
+    berlin = ZoneInfo("Europe/Berlin")
+    due = dt.datetime(2026, 9, 21, 21, 59, tzinfo=UTC)
+    assert show_time(due, berlin) == "2026-09-21 23:59 Europe/Berlin (21:59 UTC)"
+    late = dt.datetime(2026, 9, 21, 22, 30, tzinfo=UTC)
+    assert show_time(late, berlin) == "2026-09-22 00:30 Europe/Berlin (2026-09-21 22:30 UTC)"
+    assert show_time(due, UTC) == "2026-09-21 21:59 UTC"
+
+
+PENALTY = LabPlan("lab1", due=dt.datetime(2026, 9, 21, 21, 59, tzinfo=UTC),
+                  late=LatePolicy(penalty_per_day=10))
+
+
+def test_no_time_is_refused_only_when_lateness_can_cost_points():
+    at = dt.datetime(2026, 9, 21, tzinfo=UTC)
+    timings = {"zed": Timing(SubmissionTime(at, TimeSource.MANIFEST)), "bob": Timing(None),
+               "carol": Timing(None, "its git commit date (1 seconds) is out of range")}
+    refusal = untimed_refusal(PENALTY, ZoneInfo("Europe/Berlin"), timings, TimesFrom.AUTO)
+    assert "2 of 3 submission(s) have no time" in refusal
+    assert "bob, carol (its git commit date" in refusal and "zed" not in refusal
+    assert "due 2026-09-21 23:59 Europe/Berlin (21:59 UTC)" in refusal
+    for fix in (".submissions.json", "git clones", "--times-from files"):
+        assert fix in refusal
+    capped = LabPlan("lab1", due=PENALTY.due, late=LatePolicy(max_days=3))
+    assert untimed_refusal(capped, UTC, timings, TimesFrom.AUTO)
+    free = LabPlan("lab1", due=PENALTY.due, late=LatePolicy(grace_minutes=30))
+    assert untimed_refusal(free, UTC, timings, TimesFrom.AUTO) == ""
+    assert untimed_refusal(LabPlan("lab1", late=LatePolicy(penalty_per_day=10)), UTC, timings,
+                           TimesFrom.AUTO) == ""
+    assert untimed_refusal(PENALTY, UTC, {"zed": timings["zed"]}, TimesFrom.AUTO) == ""
+
+
+def test_a_class_of_copied_file_times_is_warned_about():
+    start = dt.datetime(2026, 12, 5, 14, 2, tzinfo=UTC)
+    copied = [start + dt.timedelta(seconds=20 * i) for i in range(3)]
+    [clustered] = file_time_warnings(copied, late=0)
+    assert "within 1 minute of each other" in clustered and ".submissions.json" in clustered
+    spread = [start + dt.timedelta(hours=5 * i) for i in range(4)]
+    assert file_time_warnings(spread, late=2) == []  # half late: a bad week, not a copy
+    [mostly_late] = file_time_warnings(spread, late=3)
+    assert "3 of the 4 submissions timed by their files are late" in mostly_late
+    [both] = file_time_warnings(copied, late=3)
+    assert "within 1 minute" in both and "3 of the 3" in both
+    assert file_time_warnings(copied[:2], late=2) == []  # two students are no class

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 
 from rnngrade.course.config import Course, LabPlan
-from rnngrade.course.times import SubmissionTime
+from rnngrade.course.times import SubmissionTime, show_time
 from rnngrade.harness.formatting import format_points
 from rnngrade.results.model import GradeResult, Status
 
@@ -49,6 +49,7 @@ class Lateness:
     days: int  # started days late (0: on time)
     penalty_percent: float  # of the lab's points
     rejected: bool  # later than the policy's maximum: scores 0
+    zone: dt.tzinfo = dt.timezone.utc  # the course's time zone, which times are shown in
 
 
 @dataclass
@@ -76,15 +77,15 @@ def lateness(course: Course, student: str, lab: str,
     at = when.at if when else None
     source = when.source.value if when else ""
     if due is None or at is None:
-        return Lateness(at, source, due, extension, 0, 0.0, False)
+        return Lateness(at, source, due, extension, 0, 0.0, False, course.zone)
     over = at - due
     policy = plan.late
     if over <= dt.timedelta(minutes=policy.grace_minutes) or over <= dt.timedelta(0):
-        return Lateness(at, source, due, extension, 0, 0.0, False)
+        return Lateness(at, source, due, extension, 0, 0.0, False, course.zone)
     days = math.ceil(over / DAY)
     rejected = policy.max_days is not None and days > policy.max_days
     percent = 100.0 if rejected else min(100.0, days * policy.penalty_per_day)
-    return Lateness(at, source, due, extension, days, percent, rejected)
+    return Lateness(at, source, due, extension, days, percent, rejected, course.zone)
 
 
 def adjust(result: GradeResult, overrides: list[Override], late: Lateness | None,
@@ -143,10 +144,10 @@ def _late_note(late: Lateness, max_score: float) -> str:
     assert late.submitted_at is not None
     source = {"manifest": "the submissions manifest", "git": "the git commit time",
               "file": "the file modification time"}.get(late.source, late.source)
-    submitted = f"Submitted {_when(late.submitted_at)} (from {source})"
+    submitted = f"Submitted {_when(late.submitted_at, late)} (from {source})"
     if late.due is None:
         return f"{submitted}."
-    due = f"due {_when(late.due)}" + (f", {late.extension}" if late.extension else "")
+    due = f"due {_when(late.due, late)}" + (f", {late.extension}" if late.extension else "")
     if late.days == 0:
         return f"{submitted}; {due}: on time."
     days = f"{late.days} day{'s' * (late.days != 1)} late"
@@ -157,8 +158,8 @@ def _late_note(late: Lateness, max_score: float) -> str:
             f"(−{format_points(points)}).")
 
 
-def _when(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+def _when(moment: dt.datetime, late: Lateness) -> str:
+    return show_time(moment, late.zone)
 
 
 __all__ = ["Adjusted", "Lateness", "Override", "adjust", "lateness"]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from rnngrade.course.adjust import Adjusted, Lateness, Override, adjust, lateness
 from rnngrade.course.config import Course, parse_moment
-from rnngrade.course.times import SubmissionTime, TimeSource
+from rnngrade.course.times import SubmissionTime, TimeSource, file_time_warnings
 from rnngrade.gradebook.roster import MissingMark, Student, zero_for_missing
 from rnngrade.gradebook.store import Gradebook
 from rnngrade.results.render import write_reports
@@ -33,6 +33,8 @@ class CoursePass:
     kept_overrides: dict[str, int] = field(default_factory=dict)  # student → overrides in force
     stale_overrides: list[Override] = field(default_factory=list)
     time_sources: dict[str, int] = field(default_factory=dict)  # source → students
+    time_notes: list[str] = field(default_factory=list)  # times found and set aside, and why
+    warnings: list[str] = field(default_factory=list)  # the lab's times look wrong (loudly)
 
 
 def as_override(row: sqlite3.Row) -> Override:
@@ -79,7 +81,18 @@ def apply_course(book: Gradebook, lab: str, folder_of: Callable[[str], Path],
         if when is not None:
             done.time_sources[when.source.value] = done.time_sources.get(when.source.value,
                                                                          0) + 1
+    done.warnings = time_warnings(book, lab)
     return done
+
+
+def time_warnings(book: Gradebook, lab: str) -> list[str]:
+    """What looks wrong with the submission times recorded for ``lab``'s current results (see
+    ``times.file_time_warnings``): for the batch's output and summary.html."""
+    rows = book.adjustments(lab).values()
+    filed = [(row, when) for row in rows
+             if (when := _recorded(row)) is not None and when.source is TimeSource.FILE]
+    return file_time_warnings([when.at for _, when in filed],
+                              sum(1 for row, _ in filed if row["late_days"]))
 
 
 def missing_policy(course: Course) -> Callable[[Student, str], MissingMark]:

@@ -5,7 +5,8 @@ Found at ``--course FILE`` or, when not given, as ``course.yaml`` at the course 
 one every command behaves as it always has (no due dates, no penalties, release everything).
 Every problem is a ``CourseError`` naming the file and the key (exit 2). Dates without a UTC
 offset are read in the file's ``timezone`` (default UTC); a bare date is the start of that day
-for a release and its last minute (23:59) for a due date. Student ids (``extensions``,
+for a release and its last minute (23:59) for a due date. Every date, and every due date moved
+by an extension, lies between 1970 and 9998 (``in_range``). Student ids (``extensions``,
 ``excused``) match the roster's without regard to case; with a roster known,
 ``course.roster_check`` refuses an id it does not list. See ``docs/course.example.yaml``.
 """
@@ -27,6 +28,10 @@ from rnngrade.yaml_files import load_mapping
 FILENAME = "course.yaml"
 MISSING_CHOICES = ("zero", "excused")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(d|days?|h|hours?)\s*$")
+EARLIEST = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+LATEST = dt.datetime(9999, 1, 1, tzinfo=dt.timezone.utc)  # a year short of what Python holds
+RANGE = "a date between 1970 and 9998"
+MAX_DAYS = 3650  # the longest extension or grace period a course file may give
 
 
 class CourseError(UsageError):
@@ -68,6 +73,11 @@ class Course:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_extended", {match_key(s): v for s, v in self.extensions.items()})
         object.__setattr__(self, "_excused", {match_key(s): v for s, v in self.excused.items()})
+
+    @property
+    def zone(self) -> dt.tzinfo:
+        """The time zone of the file's ``timezone``: dates are shown in it."""
+        return dt.timezone.utc if self.timezone == "UTC" else ZoneInfo(self.timezone)
 
     def plan(self, lab: str) -> LabPlan:
         """The lab's plan (an empty one for a lab the file does not list)."""
@@ -179,6 +189,17 @@ class _Reader:
             extensions[student] = per_lab
         excused = {student: self.excused(value, f"excused.{student}", known_labs)
                    for student, value in self.students(top.get("excused"), "excused").items()}
+        for student, per_lab in extensions.items():
+            for lab, extension in per_lab.items():
+                due = labs[lab].due if lab in labs else None
+                if due is not None and isinstance(extension, dt.timedelta):
+                    try:
+                        moved = in_range(due + extension)
+                    except OverflowError:
+                        moved = None
+                    if moved is None:
+                        raise self.fail(f"extensions.{student}.{lab}",
+                                        f"moves the due date out of range ({RANGE})")
         return Course(self.path, title, timezone, labs, extensions, excused)
 
     def students(self, value: Any, key: str) -> dict:
@@ -236,8 +257,9 @@ class _Reader:
             policy = replace(policy, max_days=days)
         if "grace_minutes" in data:
             grace = self.number(data["grace_minutes"], f"{key}.grace_minutes")
-            if grace < 0:
-                raise self.fail(f"{key}.grace_minutes", "must be 0 or more")
+            if not 0 <= grace <= MAX_DAYS * 24 * 60:
+                raise self.fail(f"{key}.grace_minutes",
+                                f"minutes from 0 to {MAX_DAYS * 24 * 60:g}")
             policy = replace(policy, grace_minutes=grace)
         return policy
 
@@ -271,27 +293,38 @@ class _Reader:
             moment = parsed
         else:
             raise self.fail(key, f"not a date and time: {value!r}")
-        return moment.replace(tzinfo=self.tz) if moment.tzinfo is None else moment
+        moment = moment.replace(tzinfo=self.tz) if moment.tzinfo is None else moment
+        if in_range(moment) is None:
+            raise self.fail(key, f"{value!r} is out of range ({RANGE})")
+        return moment
 
     def extension(self, value: Any, key: str) -> dt.timedelta | dt.datetime:
+        amount, unit = None, "d"
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-            return dt.timedelta(days=value)
-        if isinstance(value, str):
-            match = _DURATION.match(value)
-            if match:
-                amount = float(match.group(1))
-                if amount > 0:
-                    return (dt.timedelta(days=amount) if match.group(2).startswith("d")
-                            else dt.timedelta(hours=amount))
-        if isinstance(value, (str, dt.date)):
-            try:
-                moment = self.date(value, key, end_of_day=True)
-            except CourseError:
-                moment = None
-            if moment is not None:
-                return moment
+            amount = float(value)
+        elif isinstance(value, str) and (match := _DURATION.match(value)):
+            amount, unit = float(match.group(1)), match.group(2)[0]
+        if amount is not None and amount > 0:
+            if amount > (MAX_DAYS if unit == "d" else MAX_DAYS * 24):
+                raise self.fail(key, f"{value!r}: at most {MAX_DAYS} days")
+            return dt.timedelta(days=amount) if unit == "d" else dt.timedelta(hours=amount)
+        if isinstance(value, dt.date) or (isinstance(value, str)
+                                          and parse_moment(value, True) is not None):
+            moment = self.date(value, key, end_of_day=True)  # fails when out of range
+            assert moment is not None
+            return moment
         raise self.fail(key, f"{value!r}: give days (3 or '3d'), hours ('36h') or a new due "
                              "date ('2026-09-25 23:59')")
+
+
+def in_range(moment: dt.datetime) -> dt.datetime | None:
+    """``moment`` (aware) in UTC, or None when it lies outside 1970–9998 (times as far out as
+    that come from a typing slip or a forged clock, and would overflow the arithmetic)."""
+    try:
+        utc = moment.astimezone(dt.timezone.utc)
+    except (OverflowError, ValueError):
+        return None
+    return utc if EARLIEST <= utc < LATEST else None
 
 
 def parse_moment(text: str, end_of_day: bool = False) -> dt.datetime | None:

@@ -88,7 +88,7 @@ def record_override(request: OverrideRequest) -> tuple[int, Adjusted | None]:
                                 f"{'that test' if request.test else lab})")
         override_id = book.add_override(request.student, lab, request.test, request.score,
                                         comment, request.by or default_author())
-        done = finish_course(book, lab, request.out, request.course, [], {})
+        done = finish_course(book, lab, request.out, request.course, {})
         rewrite_exports(book, lab, request.out, request.course)
     finally:
         book.close()

@@ -15,6 +15,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from rnngrade.course.config import Course
+from rnngrade.course.times import show_time
 from rnngrade.labs import Lab
 
 
@@ -27,9 +28,10 @@ class AnswerLeak:
     answers: str
     functions: tuple[str, ...]
     due: dt.datetime | None
+    zone: dt.tzinfo = dt.timezone.utc  # the course's, which the due date is shown in
 
     def reason(self) -> str:
-        when = (f"due {self.due.astimezone(dt.timezone.utc):%Y-%m-%d %H:%M UTC}"
+        when = (f"due {show_time(self.due, self.zone)}"
                 if self.due else "with no due date in the course file")
         return (f"{self.lab}'s {self.file} ships working {', '.join(self.functions)}, graded "
                 f"in {self.answers} ({when})")
@@ -55,8 +57,7 @@ def not_yet(course: Course, lab: Lab, now: dt.datetime) -> str | None:
     release = course.plan(lab.name).release
     if release is None or release <= now:
         return None
-    day = release.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return f"{lab.name}: to be released on {day}"
+    return f"{lab.name}: to be released on {show_time(release, course.zone)}"
 
 
 def implemented_functions(source: str) -> set[str]:
@@ -111,5 +112,6 @@ def answer_leaks(course: Course, releasing: list[Lab], every_lab: list[Lab],
                     continue
                 found = tuple(f for f in other.functions if f in shipped)
                 if found:
-                    leaks.append(AnswerLeak(lab.name, path, other.name, found, due))
+                    leaks.append(AnswerLeak(lab.name, path, other.name, found, due,
+                                            course.zone))
     return leaks

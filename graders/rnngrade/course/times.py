@@ -1,14 +1,22 @@
 """When a submission was handed in, and how we know.
 
-In this order:
+The sources, which ``--times-from`` chooses among (``TimesFrom``):
 
 1. **the manifest**: ``.submissions.json`` at the top of the submissions folder, written by
    whoever downloaded the submissions (an LMS export script, the instructor), never by a student:
    ``{"alice": {"submitted_at": "2026-09-21T22:10:00Z"}, "bob.zip": {...}}``, keyed by student
    id or entry name. A file of that name inside a student's own folder is never read.
 2. **the git commit time** of ``HEAD`` when the entry is a git clone (GitHub Classroom, CI). The
-   student's machine writes that date: prefer a manifest when it matters.
-3. **the file time**: the entry's modification time (a folder: its newest file).
+   student's machine writes that date: prefer a manifest when it matters. A date outside
+   1970–9998 is no time at all (with a note saying so).
+3. **the file time**: the entry's modification time (a folder: its newest file). A copy, an
+   unzip or a download sets it to that moment, so it is used only when the instructor asks
+   (``files``), and a class whose file times look like a copy's is warned about
+   (``file_time_warnings``).
+
+With a late policy that can cost points, a batch refuses to grade entries that have no time
+(``untimed_refusal``) rather than guess. Times are shown in the course's time zone with UTC
+beside it (``show_time``).
 
 Reading git never runs anything the student controls: only ``HEAD``, ``refs/``, ``packed-refs``
 and ``objects/`` are used, through a private git directory with no configuration.
@@ -18,21 +26,26 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import os
 import shutil
 import stat
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from rnngrade.course.config import CourseError, parse_moment
+from rnngrade.course.config import RANGE, CourseError, LabPlan, in_range, parse_moment
+from rnngrade.results.text import clean_name
 
 MANIFEST = ".submissions.json"
 MAX_MANIFEST_BYTES = 10 * 1024 * 1024
 MAX_WALK = 5000  # files looked at for a folder's newest time
 GIT_SECONDS = 10.0
+CLUSTER = dt.timedelta(minutes=5)  # a class's file times this close together: a copy's
+CLASS = 3  # submissions timed by their files before the class is judged as a whole
 
 
 class TimeSource(str, Enum):
@@ -46,10 +59,34 @@ class TimeSource(str, Enum):
                 "file": "the file modification time"}[self.value]
 
 
+class TimesFrom(str, Enum):
+    """What ``--times-from`` allows, in order: the first source that tells wins."""
+
+    AUTO = "auto"  # the manifest, else the git commit time; never the file time
+    MANIFEST = "manifest"  # the manifest only
+    GIT = "git"  # the git commit time only
+    FILES = "files"  # as auto, then the file modification time as a last resort
+
+    @property
+    def sources(self) -> tuple[TimeSource, ...]:
+        return {"auto": (TimeSource.MANIFEST, TimeSource.GIT),
+                "manifest": (TimeSource.MANIFEST,), "git": (TimeSource.GIT,),
+                "files": (TimeSource.MANIFEST, TimeSource.GIT, TimeSource.FILE)}[self.value]
+
+
 @dataclass(frozen=True)
 class SubmissionTime:
     at: dt.datetime  # aware, UTC
     source: TimeSource
+
+
+@dataclass(frozen=True)
+class Timing:
+    """What looking for one entry's time found: the time (None: no source told) and, when a
+    source had a date that cannot be used, why it was set aside."""
+
+    time: SubmissionTime | None
+    note: str = ""
 
 
 def read_manifest(folder: Path) -> dict[str, dt.datetime]:
@@ -74,27 +111,53 @@ def read_manifest(folder: Path) -> dict[str, dt.datetime]:
         if moment is None:
             raise CourseError(f"{path}: {key}.submitted_at: expected an ISO date and time "
                               "such as 2026-09-21T22:10:00Z")
-        times[key] = _utc(moment)
+        utc = in_range(moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc))
+        if utc is None:
+            raise CourseError(f"{path}: {key}.submitted_at: {text!r} is out of range ({RANGE})")
+        times[key] = utc
     return times
 
 
-def submission_time(entry: Path, student: str,
-                    manifest: dict[str, dt.datetime]) -> SubmissionTime | None:
-    """The time ``entry`` was handed in (None when nothing tells: an unreadable entry)."""
-    for key in (student, entry.name):
-        if key in manifest:
-            return SubmissionTime(manifest[key], TimeSource.MANIFEST)
-    committed = git_commit_time(entry)
-    if committed is not None:
-        return SubmissionTime(committed, TimeSource.GIT)
-    modified = newest_mtime(entry)
-    if modified is not None:
-        return SubmissionTime(modified, TimeSource.FILE)
-    return None
+def find_time(entry: Path, student: str, manifest: dict[str, dt.datetime],
+              allowed: TimesFrom = TimesFrom.AUTO) -> Timing:
+    """When ``entry`` was handed in, from the first of ``allowed``'s sources that tells."""
+    note = ""
+    for source in allowed.sources:
+        if source is TimeSource.MANIFEST:
+            for key in (student, entry.name):
+                if key in manifest:
+                    return Timing(SubmissionTime(manifest[key], source), note)
+        elif source is TimeSource.GIT:
+            seconds = git_commit_seconds(entry)
+            committed = _stamp(seconds) if seconds is not None else None
+            if committed is not None:
+                return Timing(SubmissionTime(committed, source), note)
+            if seconds is not None:
+                note = (f"its git commit date ({seconds} seconds after 1970) is out of range "
+                        f"({RANGE}): not used")
+        else:
+            modified = newest_mtime(entry)
+            if modified is not None:
+                return Timing(SubmissionTime(modified, source), note)
+    return Timing(None, note)
+
+
+def submission_time(entry: Path, student: str, manifest: dict[str, dt.datetime],
+                    allowed: TimesFrom = TimesFrom.AUTO) -> SubmissionTime | None:
+    """The time ``entry`` was handed in (None when none of ``allowed``'s sources tells)."""
+    return find_time(entry, student, manifest, allowed).time
 
 
 def git_commit_time(entry: Path) -> dt.datetime | None:
-    """The commit time of HEAD in ``entry/.git`` (None when it is not a readable clone)."""
+    """The commit time of HEAD in ``entry/.git`` (None when it is not a readable clone or its
+    date is out of range)."""
+    seconds = git_commit_seconds(entry)
+    return _stamp(seconds) if seconds is not None else None
+
+
+def git_commit_seconds(entry: Path) -> int | None:
+    """The commit time of HEAD in ``entry/.git`` as written, in seconds since 1970 (None when
+    it is not a readable clone)."""
     git_dir = entry / ".git"
     git = shutil.which("git")
     try:
@@ -127,9 +190,9 @@ def git_commit_time(entry: Path) -> dt.datetime | None:
         except (OSError, subprocess.TimeoutExpired):
             return None
     text = done.stdout.decode("ascii", "replace").strip()
-    if done.returncode != 0 or not text.isdigit():
+    if done.returncode != 0 or not text.isdigit() or len(text) > 30:
         return None
-    return dt.datetime.fromtimestamp(int(text), dt.timezone.utc)
+    return int(text)
 
 
 def newest_mtime(entry: Path) -> dt.datetime | None:
@@ -160,11 +223,76 @@ def newest_mtime(entry: Path) -> dt.datetime | None:
     return _stamp(newest) if newest is not None else _stamp(info.st_mtime)
 
 
-def _stamp(seconds: float) -> dt.datetime:
-    return dt.datetime.fromtimestamp(int(seconds), dt.timezone.utc)
+def _stamp(seconds: float) -> dt.datetime | None:
+    """Seconds since 1970 as a time (None when out of range)."""
+    try:
+        moment = dt.datetime.fromtimestamp(int(seconds), dt.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return in_range(moment)
 
 
-def _utc(moment: dt.datetime) -> dt.datetime:
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
-    return moment.astimezone(dt.timezone.utc)
+def show_time(moment: dt.datetime, zone: dt.tzinfo) -> str:
+    """``2026-09-21 23:59 Europe/Berlin (21:59 UTC)``: the course's time zone, UTC beside it
+    (with its date when that differs)."""
+    utc = moment.astimezone(dt.timezone.utc)
+    local = moment.astimezone(zone)
+    if str(zone) == "UTC":
+        return f"{utc:%Y-%m-%d %H:%M} UTC"
+    beside = f"{utc:%H:%M}" if utc.date() == local.date() else f"{utc:%Y-%m-%d %H:%M}"
+    return f"{local:%Y-%m-%d %H:%M} {zone} ({beside} UTC)"
+
+
+def penalises(plan: LabPlan) -> bool:
+    """Whether a submission's time can cost points in ``plan`` (a due date, and a penalty or
+    a last day accepted)."""
+    return plan.due is not None and (plan.late.penalty_per_day > 0
+                                     or plan.late.max_days is not None)
+
+
+TRUSTED = ("write the times your LMS recorded into .submissions.json at the top of the "
+           'submissions folder ({"alice": {"submitted_at": "2026-09-21T22:10:00Z"}}, keyed by '
+           "student id or entry name), or grade git clones (timed by their HEAD commit)")
+FIXES = (f"{TRUSTED}, or pass --times-from files to use the files' modification times (only "
+         "when they kept the time the work was handed in: a copy, a download or an unzip sets "
+         "them to that moment)")
+
+
+def untimed_refusal(plan: LabPlan, zone: dt.tzinfo, timings: dict[str, Timing],
+                    allowed: TimesFrom) -> str:
+    """Why a batch must not grade when some entries have no time and ``plan`` penalises
+    lateness ("" when it may go on)."""
+    untimed = sorted(student for student, timing in timings.items() if timing.time is None)
+    if not untimed or not penalises(plan) or plan.due is None:
+        return ""
+    names = [clean_name(student, 60) + (f" ({timings[student].note})"
+                                        if timings[student].note else "")
+             for student in untimed[:20]]
+    more = f" and {len(untimed) - 20} more" if len(untimed) > 20 else ""
+    sources = " or ".join(source.described for source in allowed.sources)
+    return (f"{plan.name} is due {show_time(plan.due, zone)} with a late penalty, but "
+            f"{len(untimed)} of {len(timings)} submission(s) have no time from {sources} "
+            f"(--times-from {allowed.value}): {', '.join(names)}{more}. Nothing was graded, "
+            f"rather than penalise by a guess. To fix it, {FIXES}.")
+
+
+def file_time_warnings(times: Sequence[dt.datetime], late: int) -> list[str]:
+    """What is wrong with a class timed by its files: ``times`` are the file times, ``late``
+    how many of them are late. Their spread within minutes, or more than half late, is what
+    copying the submissions does, not handing them in."""
+    if len(times) < CLASS:
+        return []
+    problems = []
+    spread = max(times) - min(times)
+    if spread <= CLUSTER:
+        minutes = max(1, math.ceil(spread.total_seconds() / 60))
+        problems.append(f"the file times of {len(times)} submissions lie within {minutes} "
+                        f"minute{'s' * (minutes != 1)} of each other")
+    if late * 2 > len(times):
+        problems.append(f"{late} of the {len(times)} submissions timed by their files are late")
+    if not problems:
+        return []
+    return [f"submission times: {' and '.join(problems)}: that is what copying, downloading or "
+            "unpacking the submissions does, and their late penalties are likely wrong. To "
+            f"grade them by when they were handed in, {TRUSTED}, and "
+            "run the batch again."]

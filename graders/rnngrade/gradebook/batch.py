@@ -27,6 +27,14 @@ from pathlib import Path
 
 from rnngrade.course.apply import CoursePass
 from rnngrade.course.config import Course
+from rnngrade.course.times import (
+    TimesFrom,
+    TimeSource,
+    Timing,
+    find_time,
+    read_manifest,
+    untimed_refusal,
+)
 from rnngrade.errors import GraderError, UsageError
 from rnngrade.gradebook.entries import Entry, EntryError, Payload, discover, read_entry
 from rnngrade.gradebook.executors import (
@@ -99,6 +107,7 @@ class BatchOptions:
     roster: Roster | None = None  # None: the roster an earlier batch kept in ``out``, if any
     missing: MissingPolicy = zero_for_missing  # how a roster student without an entry counts
     outcome: bool = True  # False: tests graded by outcome are listed as not run (--no-outcome)
+    times_from: TimesFrom = TimesFrom.AUTO  # where submission times may come from
 
 
 @dataclass
@@ -239,7 +248,8 @@ def run_batch(sources: list[Path], options: BatchOptions,
     out = options.out
     out.mkdir(parents=True, exist_ok=True)
     entries = _entries(sources, out, options.only)
-    manifests = _manifests(options.course, sources)  # a bad manifest stops us before grading
+    # a bad manifest, or entries without a time when lateness costs points, stop us here
+    timings = _timings(options, lab.name, entries, _manifests(options, sources))
     isolation = _isolation(options)
     mistakes = mutant_names(lab.name)
     version = grader_version(lab.name)
@@ -316,8 +326,7 @@ def run_batch(sources: list[Path], options: BatchOptions,
             report.workers = executor.workers
         report.dropped_overrides = book.drop_overrides(
             lab.name, [entry.student for entry, _ in todo] if options.drop_overrides else [])
-        report.course = finish_course(book, lab.name, out, options.course, entries,
-                                    manifests)
+        report.course = finish_course(book, lab.name, out, options.course, timings)
         report.status = "finished"
     except GraderBroken as exc:
         report.status = "failed"
@@ -358,32 +367,47 @@ def _entries(sources: list[Path], out: Path, only: list[str] | None) -> list[Ent
     return [by_id[name] for name in dict.fromkeys(only)]
 
 
-def _manifests(course: Course | None, sources: list[Path]) -> dict[Path, dict]:
-    """Each submissions folder's manifest of submission times (read only with a course file)."""
-    if course is None:
+def _manifests(options: BatchOptions, sources: list[Path]) -> dict[Path, dict]:
+    """Each submissions folder's manifest of submission times (read only with a course file,
+    when ``--times-from`` allows it)."""
+    if options.course is None or TimeSource.MANIFEST not in options.times_from.sources:
         return {}
-    from rnngrade.course.times import read_manifest
-
     return {source: read_manifest(source) for source in sources}
 
 
+def _timings(options: BatchOptions, lab: str, entries: list[Entry],
+             manifests: dict[Path, dict]) -> dict[str, Timing]:
+    """Each entry's submission time (with a course file); refused when some have none and
+    the lab's late policy could cost them points."""
+    course = options.course
+    if course is None:
+        return {}
+    timings = {entry.student: find_time(entry.path, entry.student,
+                                        manifests.get(entry.path.parent, {}),
+                                        options.times_from) for entry in entries}
+    refusal = untimed_refusal(course.plan(lab), course.zone, timings, options.times_from)
+    if refusal:
+        raise BatchError(refusal)
+    return timings
+
+
 def finish_course(book: Gradebook, lab: str, out: Path, course: Course | None,
-                  entries: list[Entry], manifests: dict[Path, dict]) -> CoursePass:
-    """Apply the course file and the overrides to every current result of ``lab``, then write
-    the hand-back folder (see ``rnngrade.course``)."""
+                  timings: dict[str, Timing]) -> CoursePass:
+    """Apply the course file and the overrides to every current result of ``lab`` (the
+    students of ``timings`` at those times, the others at their recorded ones), then write the
+    hand-back folder (see ``rnngrade.course``)."""
     from rnngrade.course.apply import apply_course
     from rnngrade.course.handback import FOLDER, write_handback
-    from rnngrade.course.times import submission_time
 
-    times = {}
-    if course is not None:
-        for entry in entries:
-            times[entry.student] = submission_time(entry.path, entry.student,
-                                                   manifests.get(entry.path.parent, {}))
     folder = lab_folder(out, lab)
+    times = {student: timing.time for student, timing in timings.items()}
     done = apply_course(book, lab, lambda student: folder / "students" / student, course, times)
+    done.time_notes = [f"{clean_name(student, 60)}: {timing.note}"
+                       for student, timing in sorted(timings.items()) if timing.note]
     write_handback(book, lab, lambda student: folder / "students" / student, folder / FOLDER)
     return done
+
+
 def _roster_report(report: BatchReport, roster: Roster, graded: list[str]) -> None:
     """Who the roster expects and did not get, and who it does not list."""
     present = {match_key(student) for student in graded}

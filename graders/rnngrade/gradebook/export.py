@@ -263,6 +263,7 @@ class Summary:
     not_in_roster: list[str] = field(default_factory=list)  # entries the roster does not list
     table: list[RosterRow] = field(default_factory=list)  # every student's row, with links
     similarity: str = ""  # link to the similarity report, when there is one
+    warnings: list[str] = field(default_factory=list)  # submission times that look wrong
 
 
 SIMILARITY_PAGE = "similarity/index.html"
@@ -348,6 +349,9 @@ def summarise(book: Gradebook, lab_name: str, slowest: int = 8, roster: Roster |
     summary.missing = [{"student": clean_name(r.student), "status": r.status,
                         "note": clean_name(r.note)} for r in everyone if not r.submitted]
     summary.not_in_roster = [clean_name(r.student) for r in everyone if r.in_roster is False]
+    from rnngrade.course.apply import time_warnings
+
+    summary.warnings = time_warnings(book, lab_name)
     summary.errors = [{"student": clean_name(r["student_id"]),
                        "entry": clean_name(r["entry_name"]),
                        "status": STATUS_TEXT.get(r["status"], r["status"]),
