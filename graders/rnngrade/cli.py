@@ -162,7 +162,13 @@ def _override_parser(sub: argparse._SubParsersAction) -> None:
     override.add_argument("student", help="the student id (as in grades.csv)")
     override.add_argument("--lab", required=True, help="lab name, e.g. lab1")
     override.add_argument("--test", default="", help="one test's name (default: the lab's total)")
-    override.add_argument("--score", type=_score, required=True, help="the points to give")
+    points = override.add_mutually_exclusive_group(required=True)
+    points.add_argument("--score", type=_score, metavar="POINTS",
+                        help="the points to give, in the course's points (what the lab counts "
+                             "in the course file, as grades.csv and the summary show them)")
+    points.add_argument("--rubric-points", type=_score, metavar="POINTS",
+                        help="the points to give, in the lab rubric's points (as the tests in "
+                             "the feedback show them)")
     override.add_argument("--comment", required=True, help="why (the student reads it)")
     override.add_argument("--out", type=Path, required=True,
                           help="the batch's output folder (with gradebook.sqlite)")
@@ -632,9 +638,11 @@ def print_course(report) -> None:  # report: BatchReport
               "(--drop-overrides)")
     if done is None:
         return
-    if done.kept_overrides:
-        names = ", ".join(terminal_text(s) for s in sorted(done.kept_overrides))
-        print(f"kept the staff's overrides of {len(done.kept_overrides)} student(s) ({names}); "
+    regraded = {row.student for row in report.rows if not row.skipped}
+    kept = sorted(s for s in done.kept_overrides if s in regraded)
+    if kept:
+        names = ", ".join(terminal_text(s) for s in kept)
+        print(f"kept the staff's overrides of {len(kept)} student(s) ({names}); "
               "--drop-overrides drops them on a regrade")
     for item in done.stale_overrides:
         print(f"override {item.id} of {terminal_text(item.student)} names test "
@@ -652,19 +660,27 @@ def print_course(report) -> None:  # report: BatchReport
 def cmd_override(args: argparse.Namespace) -> int:
     from rnngrade.course.override import OverrideRequest, record_override
     from rnngrade.harness.formatting import format_points
+    from rnngrade.results.escape import terminal_text
 
-    request = OverrideRequest(args.student, args.lab, args.out, args.score, args.comment,
-                              test=args.test, by=args.by, course=_course(args))
-    override_id, numbers = record_override(request)
-    what = f"test {args.test}" if args.test else args.lab
-    print(f"override {override_id}: {what} of {args.student} set to "
-          f"{format_points(args.score)} points")
-    if numbers is not None:
+    rubric = args.rubric_points is not None
+    request = OverrideRequest(args.student, args.lab, args.out,
+                              args.rubric_points if rubric else args.score, args.comment,
+                              test=args.test, by=args.by, course=_course(args), rubric=rubric)
+    override_id, numbers, submitted = record_override(request)
+    what = f"test {terminal_text(args.test)}" if args.test else args.lab
+    unit = "rubric points" if rubric else "course points"
+    print(f"override {override_id}: {what} of {terminal_text(args.student)} set to "
+          f"{format_points(request.score)} {unit}")
+    if numbers is not None and not submitted:
         print(f"  final {format_points(numbers.final_points)} / "
-              f"{format_points(numbers.points_possible)} (graded "
-              f"{format_points(numbers.raw_score)}, late penalty "
-              f"{format_points(numbers.penalty)}); feedback, grades.csv and summary.html "
-              "rewritten")
+              f"{format_points(numbers.points_possible)} course points (no submission); "
+              "grades.csv and summary.html rewritten")
+    elif numbers is not None:
+        print(f"  final {format_points(numbers.final_points)} / "
+              f"{format_points(numbers.points_possible)} course points (as graded "
+              f"{format_points(numbers.in_course(numbers.raw_score))}, late penalty "
+              f"{format_points(numbers.in_course(numbers.penalty))}); feedback, grades.csv and "
+              "summary.html rewritten")
     return ExitCode.OK
 
 

@@ -151,8 +151,9 @@ def test_grades_csv_and_summary_come_from_current_results(tmp_path):
     lines = grades_csv(book, "lab1").splitlines()
     assert lines[0] == ("student_id,lab,score,max_score,percent,graded_at,submission_sha256,"
                         "name,email,sis_id,section,in_roster,raw_score,late_days,penalty,"
-                        "overrides,status")
-    assert lines[1] == "alice,lab1,2,2,100.00,2026-01-01T00:00:00+00:00,a2,,,,,,2,0,0,0,graded"
+                        "overrides,status,raw_rubric_score,rubric_max_score")
+    assert lines[1] == ("alice,lab1,2,2,100.00,2026-01-01T00:00:00+00:00,a2,,,,,,2,0,0,0,graded,"
+                        "2,2")
     assert len(lines) == 5
     summary = summarise(book, "lab1")
     assert (summary.students, summary.graded, summary.full_marks) == (4, 3, 1)

@@ -67,7 +67,21 @@ def test_the_penalty_is_a_share_of_the_labs_points_and_is_shown(course):
     assert numbers.points_possible == 10 and numbers.final_points == 6.0  # scaled to 10
     text = "\n".join(shown.notes)
     assert "2 days late" in text and "−20%" in text and "the submissions manifest" in text
-    assert "12 as graded, 9 of 15" in text
+    # every number the student reads is in the course's points (the lab counts 10 of them)
+    assert "8 as graded, 6 of 10 points in the end" in text and "(−2)" in text
+    assert (shown.course_score, shown.course_max) == (6.0, 10)
+
+
+def test_the_staffs_total_is_told_in_the_courses_points(course):
+    total = Override(2, "bob", "lab1", "", 12.0, "oral exam", "prof", "2026-10-01T10:00:00")
+    shown, numbers = adjust(result(5, 5, 2), [total], None, course.plan("lab1"))
+    assert numbers.final == 12.0 and numbers.final_points == 8.0
+    assert "set this lab's score to 8 of 10 points: oral exam" in "\n".join(shown.notes)
+
+
+def test_without_scaling_the_feedback_keeps_the_labs_points():
+    shown, numbers = adjust(result(5, 5, 2), [], None, None)
+    assert shown.course_max is None and numbers.points_possible == 15
 
 
 def test_the_penalty_never_takes_the_score_below_zero(course):

@@ -9,7 +9,8 @@ the course's points scaling.
 - ``points`` in the course file scales the final score to what the lab is worth in the course.
 
 The student's reports show the adjusted result: its score is the final one (in the lab's own
-points) and its notes say what changed it and why.
+points, as its tests are; ``course_score`` / ``course_max`` give it in the course's points, which
+the feedback leads with) and its notes say what changed it and why, in the course's points.
 """
 
 from __future__ import annotations
@@ -68,6 +69,16 @@ class Adjusted:
     stale: list[Override] = field(default_factory=list)  # name a test the result lacks
     notes: list[str] = field(default_factory=list)  # what the student is told
 
+    def in_course(self, points: float) -> float:
+        """``points`` of the lab's rubric in the course's points."""
+        return in_course_points(points, self.max_score, self.points_possible)
+
+
+def in_course_points(points: float, max_score: float, points_possible: float) -> float:
+    """``points`` of a lab whose rubric gives ``max_score``, in the course's points (the lab
+    counts ``points_possible``)."""
+    return round(points * points_possible / max_score, 4) if max_score else points
+
 
 def lateness(course: Course, student: str, lab: str,
              when: SubmissionTime | None) -> Lateness:
@@ -97,6 +108,13 @@ def adjust(result: GradeResult, overrides: list[Override], late: Lateness | None
     if result.status == Status.GRADER_ERROR:  # not graded: nothing to adjust yet
         return shown, numbers
     tests = {t.name: t for t in shown.tests}
+    scaled = plan is not None and plan.points is not None and result.max_score > 0
+    possible = plan.points if scaled and plan is not None and plan.points is not None \
+        else result.max_score
+
+    def course(points: float) -> str:
+        return format_points(in_course_points(points, result.max_score, possible))
+
     total: Override | None = None
     for item in overrides:
         if not item.test:
@@ -114,33 +132,34 @@ def adjust(result: GradeResult, overrides: list[Override], late: Lateness | None
     score = round(sum(t.score for t in shown.tests), 4) if numbers.overrides else result.score
     if total is not None:
         numbers.notes.append(
-            f"The course staff set this lab's score to {format_points(total.score)} of "
-            f"{format_points(result.max_score)}: {total.comment} ({total.by}, {total.at[:10]})")
+            f"The course staff set this lab's score to {course(total.score)} of "
+            f"{format_points(possible)} points: {total.comment} ({total.by}, {total.at[:10]})")
         score = total.score
         numbers.overrides.append(total)
     numbers.score = score
     if late is not None and late.submitted_at is not None:
-        numbers.notes.append(_late_note(late, result.max_score))
+        numbers.notes.append(_late_note(late, possible))
         numbers.late_days = late.days
         numbers.penalty = round(min(score, result.max_score * late.penalty_percent / 100), 4)
     numbers.final = round(max(0.0, score - numbers.penalty), 4)
     if numbers.penalty or numbers.overrides:
-        numbers.notes.append(f"Score: {format_points(result.score)} as graded, "
-                             f"{format_points(numbers.final)} of "
-                             f"{format_points(result.max_score)} in the end.")
-    if plan is not None and plan.points is not None and result.max_score > 0:
-        numbers.points_possible = plan.points
-        numbers.final_points = round(numbers.final / result.max_score * plan.points, 4)
-        numbers.notes.append(f"This lab counts for {format_points(plan.points)} points of the "
-                             f"course: {format_points(numbers.final_points)} of them.")
-    else:
-        numbers.final_points = numbers.final
+        numbers.notes.append(f"Score: {course(result.score)} as graded, "
+                             f"{course(numbers.final)} of {format_points(possible)} points "
+                             "in the end.")
+    numbers.points_possible = possible
+    numbers.final_points = in_course_points(numbers.final, result.max_score, possible)
+    if scaled:
+        numbers.notes.append(f"This lab counts for {format_points(possible)} points of the "
+                             f"course, every score above is in them; its tests below add up to "
+                             f"{format_points(result.max_score)} points of their own.")
+        shown.course_score, shown.course_max = numbers.final_points, possible
     shown.score = numbers.final
     shown.notes = list(shown.notes) + numbers.notes
     return shown, numbers
 
 
 def _late_note(late: Lateness, max_score: float) -> str:
+    """``max_score``: the lab's points in the course (what the penalty's percent is of)."""
     assert late.submitted_at is not None
     source = {"manifest": "the submissions manifest", "git": "the git commit time",
               "file": "the file modification time"}.get(late.source, late.source)
@@ -162,4 +181,4 @@ def _when(moment: dt.datetime, late: Lateness) -> str:
     return show_time(moment, late.zone)
 
 
-__all__ = ["Adjusted", "Lateness", "Override", "adjust", "lateness"]
+__all__ = ["Adjusted", "Lateness", "Override", "adjust", "in_course_points", "lateness"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
@@ -19,8 +21,10 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from rnngrade.gradebook.batch import BatchReport, ProgressHook
-from rnngrade.gradebook.store import GRADED
+from rnngrade.course.apply import CoursePass
+from rnngrade.gradebook.batch import BatchReport, ProgressHook, Row
+from rnngrade.gradebook.store import ERROR, GRADED, GRADER_ERROR, LOAD_ERROR, TIMEOUT
+from rnngrade.harness.formatting import format_points
 from rnngrade.results.escape import terminal_text
 from rnngrade.results.sanitize import clean_name
 
@@ -68,39 +72,83 @@ class RichProgress(ProgressHook):
         self.progress.stop()
 
 
+@dataclass(frozen=True)
+class Final:
+    """A row's numbers as grades.csv gives them: in the course's points."""
+
+    score: float
+    possible: float
+    raw: float
+    penalty: float
+    overrides: int
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.score / self.possible if self.possible else 0.0
+
+
+def final_numbers(row: Row, course: CoursePass | None) -> Final:
+    """``row``'s final score, the grader's and the late penalty, in the course's points (the
+    course pass's numbers; the grader's own when it changed nothing for the student)."""
+    numbers = course.adjusted.get(row.student) if course is not None else None
+    if numbers is None:
+        return Final(row.score, row.max_score, row.score, 0.0, 0)
+    return Final(numbers.final_points, numbers.points_possible,
+                 numbers.in_course(numbers.raw_score), numbers.in_course(numbers.penalty),
+                 len(numbers.overrides))
+
+
 def print_report(console: Console, report: BatchReport, max_rows: int = 40) -> None:
-    """The final table of results and where the exports are."""
-    table = Table(title=f"{report.lab}: {len(report.rows)} student(s)", title_justify="left",
-                  header_style="bold", show_lines=False)
+    """The final table of results (final scores, in the course's points) and where the
+    exports are."""
+    table = Table(title=f"{report.lab}: {len(report.rows)} student(s), scores in course points",
+                  title_justify="left", header_style="bold", show_lines=False)
     table.add_column("student", overflow="fold")
     table.add_column("status")
-    table.add_column("score", justify="right")
+    table.add_column("final", justify="right")
     table.add_column("%", justify="right")
+    table.add_column("as graded", justify="right")
+    table.add_column("penalty", justify="right")
+    table.add_column("overrides", justify="right")
     table.add_column("s", justify="right")
-    table.add_column("notes", overflow="fold", max_width=70)
+    table.add_column("notes", overflow="fold", max_width=60)
+    finals = {row.student: final_numbers(row, report.course) for row in report.rows}
     rows = report.rows if len(report.rows) <= max_rows else \
-        sorted(report.rows, key=lambda r: (r.status == GRADED, r.score))[:max_rows]
+        sorted(report.rows, key=lambda r: (r.status == GRADED, finals[r.student].score))[:max_rows]
     for row in sorted(rows, key=lambda r: r.student):
-        percent = 100.0 * row.score / row.max_score if row.max_score else 0.0
+        final = finals[row.student]
         status = Text(row.status + (" (kept)" if row.skipped else ""),
                       style=STATUS_STYLE.get(row.status, ""))
         # Text, never a str: rich would read markup in a student's name or message
         table.add_row(Text(clean_name(row.student)), status,
-                      f"{row.score:g}/{row.max_score:g}", f"{percent:.0f}",
+                      f"{format_points(final.score)}/{format_points(final.possible)}",
+                      f"{final.percent:.0f}", format_points(final.raw),
+                      f"−{format_points(final.penalty)}" if final.penalty else "",
+                      str(final.overrides) if final.overrides else "",
                       f"{row.seconds:.2f}", Text(clean_name(row.note, 300)))
     console.print(table)
     if len(report.rows) > max_rows:
         console.print(f"[dim]… the {max_rows} lowest of {len(report.rows)} shown; every student "
                       "is in grades.csv[/dim]")
-    rate = ""
-    if report.graded:
-        rate = f" ({report.rate:.1f} submissions/s"
-        rate += f", {report.steady_rate:.1f}/s once started)" if report.steady_rate else ")"
-    console.print(f"graded {report.graded}, kept {report.skipped}, not graded {report.errors} "
-                  f"in {report.seconds:.1f} s with {report.workers} {report.executor} "
-                  f"worker(s){rate}")
+    console.print(_counts(report))
     console.print(Text(f"gradebook    {terminal_text(report.gradebook)}"))
     for name, path in report.files.items():
         console.print(Text(f"{name:<12} {terminal_text(path)}"))
     console.print(Text(f"feedback     {terminal_text(report.out / 'students')}/<student>/"
                        "feedback.html"))
+
+
+def _counts(report: BatchReport) -> str:
+    """What this run did: a submission that could not be loaded is graded (it scores 0); only
+    the grader's failures and time-outs are not."""
+    done = [row for row in report.rows if not row.skipped]
+    unloadable = sum(row.status == LOAD_ERROR for row in done)
+    failed = sum(row.status in (ERROR, TIMEOUT, GRADER_ERROR) for row in done)
+    rate = ""
+    if report.graded:
+        rate = f" ({report.rate:.1f} submissions/s"
+        rate += f", {report.steady_rate:.1f}/s once started)" if report.steady_rate else ")"
+    loaded = f" ({unloadable} could not be loaded: 0 points)" if unloadable else ""
+    return (f"graded {len(done) - failed}{loaded}, kept {report.skipped}, not graded {failed} "
+            f"in {report.seconds:.1f} s with {report.workers} {report.executor} "
+            f"worker(s){rate}")

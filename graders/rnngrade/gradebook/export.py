@@ -25,14 +25,23 @@ import datetime as dt
 import io
 import json
 import re
+import sqlite3
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rnngrade.course.adjust import in_course_points
 from rnngrade.course.roster_table import RosterRow, roster_rows
 from rnngrade.diagnosis.mutants import load_mutant_table
-from rnngrade.gradebook.roster import MissingPolicy, Roster, Student, match_key, zero_for_missing
+from rnngrade.gradebook.roster import (
+    MissingMark,
+    MissingPolicy,
+    Roster,
+    Student,
+    match_key,
+    zero_for_missing,
+)
 from rnngrade.gradebook.store import ERROR, GRADED, GRADER_ERROR, LOAD_ERROR, TIMEOUT, Gradebook
 from rnngrade.grading.rubric import load_rubric
 from rnngrade.harness.formatting import format_points
@@ -44,11 +53,14 @@ from rnngrade.results.sanitize import clean_name, clean_text
 
 CSV_COLUMNS = ("student_id", "lab", "score", "max_score", "percent", "graded_at",
                "submission_sha256", "name", "email", "sis_id", "section", "in_roster",
-               # score is the final one; what the course file and the staff changed (course/)
-               "raw_score", "late_days", "penalty", "overrides", "status")
+               # score is the final one; what the course file and the staff changed (course/);
+               # every number in the course's points, but the last two: the lab rubric's
+               "raw_score", "late_days", "penalty", "overrides", "status",
+               "raw_rubric_score", "rubric_max_score")
 STATUS_TEXT = {LOAD_ERROR: "could not be loaded", ERROR: "grader error", TIMEOUT: "timed out",
                GRADED: "graded", GRADER_ERROR: "not graded: grader error (graded again next run)"}
 COURSE_CSV = "grades.csv"
+MISSING = "missing"  # a roster student without a submission (zero_for_missing's status)
 
 
 def write_atomic(path: Path, text: str) -> Path:
@@ -70,9 +82,11 @@ class GradeRow:
     """One student's line for one lab, as every export shows it.
 
     score: ``None`` when there is no score to give (the grader failed on the submission, or
-    the student is excused); percent likewise. With a course file or overrides (see
-    ``rnngrade.course``) score is the final one, in the course's points (``max_score``), and
-    ``raw_score`` what the grader gave, in the lab's own points."""
+    the student is excused); percent likewise. score is the final one (see ``rnngrade.course``:
+    the late penalty and the staff's overrides applied), ``raw_score`` what the grader gave and
+    ``penalty`` what lateness cost, all three in the course's points (``max_score``: what the
+    lab counts, the rubric's points when no course file scales it); ``raw_rubric_score`` is
+    what the grader gave in the lab rubric's points (``rubric_max_score``)."""
 
     student: str
     lab: str
@@ -87,8 +101,10 @@ class GradeRow:
     submitted: bool = True  # False: a roster student with no entry for this lab
     raw_score: float | None = None
     late_days: int = 0
-    penalty: float = 0.0  # points taken off for lateness, in the lab's own points
+    penalty: float = 0.0  # points taken off for lateness
     overrides: int = 0  # the staff's overrides in force
+    raw_rubric_score: float | None = None
+    rubric_max_score: float = 0.0
 
     @property
     def percent(self) -> float | None:
@@ -108,35 +124,56 @@ def lab_points(lab: str, rows: list[GradeRow] | None = None) -> float:
 def grade_rows(book: Gradebook, lab: str, roster: Roster | None = None,
                missing: MissingPolicy = zero_for_missing) -> list[GradeRow]:
     """Every current result of ``lab`` and, with a roster, a row per roster student who has
-    none (``missing`` decides how it counts); sorted by student id."""
+    none (``missing`` decides how it counts, unless the staff set the student's score: see
+    ``missing_row``); sorted by student id."""
     rows = []
     adjustments = book.adjustments(lab)
     for row in book.current_rows(lab):
         scored = row["status"] != GRADER_ERROR  # not graded: no score, not even 0
         student = roster.find(row["student_id"]) if roster is not None else None
-        item = GradeRow(row["student_id"], row["lab"], row["status"],
-                        row["score"] if scored else None, row["max_score"],
+        raw = row["score"] if scored else None
+        item = GradeRow(row["student_id"], row["lab"], row["status"], raw, row["max_score"],
                         row["graded_at"], row["sha256"], student,
-                        None if roster is None else student is not None,
-                        raw_score=row["score"] if scored else None)
+                        None if roster is None else student is not None, raw_score=raw,
+                        raw_rubric_score=raw, rubric_max_score=row["max_score"])
         adjusted = adjustments.get(row["student_id"])
         if adjusted is not None:
+            possible = adjusted["points_possible"]
             item.score = adjusted["final_points"] if scored else None
-            item.max_score = adjusted["points_possible"]
-            item.late_days, item.penalty = adjusted["late_days"], adjusted["penalty"]
+            item.max_score = possible
+            item.raw_score = None if raw is None else \
+                in_course_points(raw, row["max_score"], possible)
+            item.late_days = adjusted["late_days"]
+            item.penalty = in_course_points(adjusted["penalty"], row["max_score"], possible)
             item.overrides = adjusted["overrides"]
         rows.append(item)
     if roster is not None:
         present = {match_key(r.student) for r in rows}
         scaled = {a["points_possible"] for a in adjustments.values()}
         points = scaled.pop() if len(scaled) == 1 else lab_points(lab, rows)
+        overrides = {match_key(o["student_id"]): o for o in book.overrides(lab) if not o["test"]}
         for student in roster.students:
             if match_key(student.id) not in present:
-                mark = missing(student, lab)
-                rows.append(GradeRow(student.id, lab, mark.status, mark.score, points,
-                                     roster=student, in_roster=True, note=mark.note,
-                                     submitted=False))
+                rows.append(missing_row(student, lab, points, missing(student, lab),
+                                        overrides.get(match_key(student.id))))
     return sorted(rows, key=lambda r: (match_key(r.student), r.student))
+
+
+def missing_row(student: Student, lab: str, points: float, mark: MissingMark,
+                override: sqlite3.Row | None) -> GradeRow:
+    """The row of a roster student without a submission: the missing policy's mark, or the
+    score the staff set (``rnngrade override`` without ``--test``; the latest one counts)."""
+    rubric = lab_points(lab)
+    row = GradeRow(student.id, lab, mark.status, mark.score, points, roster=student,
+                   in_roster=True, note=mark.note, submitted=False, rubric_max_score=rubric)
+    if override is not None:
+        row.status = MISSING
+        row.score = in_course_points(override["score"], rubric, points)
+        row.overrides = 1
+        row.note = (f"no submission; the course staff set the score: "
+                    f"{clean_text(override['comment'], 300)} ({clean_name(override['made_by'])}, "
+                    f"{override['made_at'][:10]})")
+    return row
 
 
 def rows_csv(rows: list[GradeRow]) -> str:
@@ -158,7 +195,9 @@ def rows_csv(rows: list[GradeRow]) -> str:
                          in_roster,
                          "" if r.raw_score is None else format_points(r.raw_score, 4),
                          r.late_days, format_points(r.penalty, 4), r.overrides,
-                         csv_cell(r.status)])
+                         csv_cell(r.status),
+                         "" if r.raw_rubric_score is None else format_points(r.raw_rubric_score, 4),
+                         format_points(r.rubric_max_score, 4)])
     return out.getvalue()
 
 
@@ -339,7 +378,7 @@ def summarise(book: Gradebook, lab_name: str, slowest: int = 8, roster: Roster |
         generated_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         grader_versions=sorted({r["grader_version"] for r in rows}),
         students=len(everyone), graded=len(graded),
-        max_score=max((r["max_score"] for r in rows), default=0.0),
+        max_score=max((r.max_score for r in everyone), default=0.0),
         mean=statistics.fmean(percents) if percents else 0.0,
         median=statistics.median(percents) if percents else 0.0,
         stdev=statistics.pstdev(percents) if len(percents) > 1 else 0.0,
@@ -356,8 +395,10 @@ def summarise(book: Gradebook, lab_name: str, slowest: int = 8, roster: Roster |
                        "entry": clean_name(r["entry_name"]),
                        "status": STATUS_TEXT.get(r["status"], r["status"]),
                        "message": clean_text(r["error"])} for r in rows if r["status"] != GRADED]
+    final = {r.student: r for r in everyone if r.submitted}
     summary.slowest = [{"student": clean_name(r["student_id"]), "seconds": r["execution_time"],
-                        "score": r["score"], "max_score": r["max_score"], "worker": r["worker"]}
+                        "score": final[r["student_id"]].score,
+                        "max_score": final[r["student_id"]].max_score, "worker": r["worker"]}
                        for r in sorted(graded, key=lambda r: -r["execution_time"])[:slowest]]
     tests: dict[str, TestStat] = {}
     diagnosed: dict[tuple[str, str, str], set[str]] = defaultdict(set)
@@ -404,7 +445,7 @@ def summarise(book: Gradebook, lab_name: str, slowest: int = 8, roster: Roster |
     runs = book.runs()
     if runs:
         summary.run = dict(zip(runs[-1].keys(), runs[-1]))
-    summary.table = roster_rows(book, lab_name, STATUS_TEXT)
+    summary.table = roster_rows(everyone, STATUS_TEXT)
     return summary
 
 

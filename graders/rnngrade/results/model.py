@@ -248,6 +248,10 @@ class GradeResult:
     grader_version: str = ""
     graded_at: str = ""
     grader_detail: str = ""  # instructors only: the traceback of a grader error
+    # where a course file scales the lab (rnngrade.course.adjust): the final score and the lab's
+    # worth in the course's points, which the student's feedback leads with
+    course_score: float | None = None
+    course_max: float | None = None
 
     @property
     def percent(self) -> float:
