@@ -565,6 +565,9 @@ def cmd_gradescope(args: argparse.Namespace) -> int:
                           device=args.device, inprocess=args.inprocess)
     print(f"{bundle.lab}: {bundle.path} ({bundle.files} files, {bundle.size / 1e6:.1f} MB)")
     print("  upload it in Gradescope: the assignment's Configure Autograder page, zip file upload")
+    shown = ", ".join(f"{n} {name}" for name, n in sorted(bundle.visibility.items()))
+    print(f"  tests by visibility ({bundle.lab}'s rubric.yaml): {shown}; students see the "
+          "visible ones as soon as a submission is graded")
     if bundle.inprocess:
         print("  warning: built with --inprocess: student code will run unprotected, in the "
               "grader's process")
