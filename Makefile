@@ -17,11 +17,16 @@ help:
 	@echo "make lint       ruff and mypy"
 	@echo "make bench      the benchmarks in benchmarks/"
 
-# torch is installed first and pinned: 2.13.0 is a CPU build; an unpinned torch pulls a CUDA build.
+# torch is installed first, pinned, from PyTorch's CPU wheel index: PyPI's torch pulls the CUDA
+# libraries (several GB). Only torch comes from that index (--no-deps): its requirements come with
+# the next line, from the default index. The same command as the Gradescope bundle's setup.sh
+# (rnngrade.gradescope.scripts.torch_install; tests/release/test_torch_install.py compares them).
+TORCH_VERSION := 2.13.0
+TORCH_INDEX   := https://download.pytorch.org/whl/cpu
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet --no-deps "torch==$(TORCH_VERSION)" --index-url $(TORCH_INDEX)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 

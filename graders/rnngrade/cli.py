@@ -203,9 +203,13 @@ def _roster_option(parser: argparse.ArgumentParser) -> None:
 
 def _export_parser(sub: argparse._SubParsersAction) -> None:
     export = sub.add_parser("export", help="the gradebook of a batch folder in an LMS's import "
-                                           "format (Canvas, Moodle, Gradescope)")
+                                           "format (Canvas, Moodle; Gradescope's roster)")
     export.add_argument("folder", type=Path, help="the --out folder of `rnngrade batch`")
-    export.add_argument("--format", required=True, choices=["canvas", "moodle", "gradescope-csv"])
+    # not argparse choices: a retired format name gets a message naming its successor (lms.py)
+    export.add_argument("--format", required=True,
+                        metavar="{canvas,moodle,gradescope-roster}",
+                        help="canvas or moodle: scores per lab; gradescope-roster: Gradescope's "
+                             "roster upload (Gradescope imports no scores from CSV)")
     export.add_argument("--out", type=Path, required=True, help="the CSV file to write")
     export.add_argument("--lab", action="append",
                         help="only these labs (repeatable; default: every lab graded)")
@@ -614,6 +618,9 @@ def cmd_gradescope(args: argparse.Namespace) -> int:
                           device=args.device, inprocess=args.inprocess)
     print(f"{bundle.lab}: {bundle.path} ({bundle.files} files, {bundle.size / 1e6:.1f} MB)")
     print("  upload it in Gradescope: the assignment's Configure Autograder page, zip file upload")
+    shown = ", ".join(f"{n} {name}" for name, n in sorted(bundle.visibility.items()))
+    print(f"  tests by visibility ({bundle.lab}'s rubric.yaml): {shown}; students see the "
+          "visible ones as soon as a submission is graded")
     if bundle.inprocess:
         print("  warning: built with --inprocess: student code will run unprotected, in the "
               "grader's process")

@@ -1,4 +1,4 @@
-"""rnngrade export: Canvas, Moodle and Gradescope CSV from the course gradebook."""
+"""rnngrade export: Canvas and Moodle scores and Gradescope's roster from the course gradebook."""
 
 from __future__ import annotations
 
@@ -49,17 +49,54 @@ def test_canvas_has_points_possible_and_matches_by_sis_ids(course, tmp_path, cap
     assert "mallory" not in by_login  # not on the roster: flagged, not exported
 
 
-def test_moodle_and_gradescope_columns(course, tmp_path):
+def test_moodle_columns(course, tmp_path):
     moodle, _ = export(course, "moodle", tmp_path / "moodle.csv", labs=["lab1"])
     rows = table(moodle)
     assert rows[0][:4] == ["Full name", "Email address", "ID number", "Username"]
     assert len(rows[0]) == 5 and rows[1] == ["Alice Liddell", "alice@example.edu", "1001",
                                              "alice", "24"]
-    gradescope, _ = export(course, "gradescope-csv", tmp_path / "gs.csv", labs=["lab1"])
-    rows = table(gradescope)
-    assert rows[0] == ["Name", "Email", "SID", "Section", "lab1 Total Score",
-                       "lab1 Max Points", "lab1 Status"]
-    assert rows[1] == ["Alice Liddell", "alice@example.edu", "1001", "A", "24", "24", "graded"]
+
+
+def test_gradescope_roster_is_gradescopes_roster_upload_without_scores(course, tmp_path):
+    """Gradescope's roster upload: a header row, a full name, a unique email (how Gradescope
+    matches students), optional SID and a column whose header says "section"; it reads no
+    scores, so none are written."""
+    path, _ = export(course, "gradescope-roster", tmp_path / "gs.csv")
+    rows = table(path)
+    assert rows[0] == ["Name", "Email", "SID", "Section"]
+    assert rows[1:] == [["Alice Liddell", "alice@example.edu", "1001", "A"],
+                        ["Bob Smith", "bob@example.edu", "1002", "B"],
+                        [rows[3][0], "dave@example.edu", "1004", "A"]]
+    assert rows[3][0].startswith("'=")  # formula-safe, as in every format
+
+
+def test_gradescope_roster_needs_an_email_for_every_student(tmp_path, made_up_grading, capsys):
+    out = tmp_path / "out"
+    batch(entries(tmp_path / "l1", alice=FULL, bob=EMPTY), "lab1", out)  # no roster: no emails
+    assert main(["export", str(out), "--format", "gradescope-roster",
+                 "--out", str(tmp_path / "gs.csv")]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert "matches students by email" in err and "(alice, bob)" in err
+    assert "--roster" in err and "Traceback" not in err
+    assert not (tmp_path / "gs.csv").exists()
+    twins = tmp_path / "twins.csv"
+    twins.write_text("id,email\nalice,a@x.edu\nbob,A@X.edu\n", encoding="utf-8")
+    assert main(["export", str(out), "--format", "gradescope-roster", "--roster", str(twins),
+                 "--out", str(tmp_path / "gs.csv")]) == ExitCode.USAGE
+    assert "alice and bob have the same email" in capsys.readouterr().err
+
+
+def test_the_retired_gradescope_csv_name_is_a_usage_error_naming_its_successor(course, tmp_path,
+                                                                               capsys):
+    target = tmp_path / "gs.csv"
+    assert main(["export", str(course), "--format", "gradescope-csv", "--out", str(target)]) \
+        == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert "--format gradescope-roster" in err and "no Gradescope import reads" in err
+    assert "Traceback" not in err and not target.exists()
+    assert main(["export", str(course), "--format", "blackboard", "--out", str(target)]) \
+        == ExitCode.USAGE
+    assert "choose canvas, moodle, gradescope-roster" in capsys.readouterr().err
 
 
 def test_excused_is_canvas_ex_and_empty_elsewhere(course, tmp_path):

@@ -16,7 +16,9 @@ import pytest
 from rnngrade.cli import main
 from rnngrade.errors import ExitCode
 from rnngrade.gradescope.bundle import build_bundle
-from rnngrade.release.build import TORCH_VERSION
+from rnngrade.grading.rubric import load_rubric, parse_rubric
+from rnngrade.labs import available_labs, get_lab
+from rnngrade.release.build import TORCH_INDEX, TORCH_VERSION
 
 from .conftest import autograder_tree, valid_results
 
@@ -39,7 +41,8 @@ def test_bundle_has_the_scripts_at_its_root_and_only_this_labs_course_files(tmp_
     assert not any(n.startswith(("course/solutions/lab2", "course/graders/suites/lab2",
                                  "course/fixtures", "course/assignments")) for n in names)
     assert not any("__pycache__" in n for n in names)
-    assert f'torch=={TORCH_VERSION}' in setup and "pip install --quiet -e" in setup
+    assert f"torch=={TORCH_VERSION} --index-url {TORCH_INDEX}" in setup
+    assert "pip install --quiet -e" in setup and "/usr/local/bin" not in setup
     assert "rnngrade gradescope-run --lab lab1" in run and "--inprocess" not in run
     assert 'AUTOGRADER_ROOT="${AUTOGRADER_ROOT:-/autograder}"' in run
     for script in (setup, run):
@@ -48,6 +51,21 @@ def test_bundle_has_the_scripts_at_its_root_and_only_this_labs_course_files(tmp_
     first = (tmp_path / "autograder.zip").read_bytes()
     build_bundle("lab1", tmp_path, torch_version=TORCH_VERSION)
     assert (tmp_path / "autograder.zip").read_bytes() == first  # same course, same bytes
+
+
+def test_a_test_is_visible_at_once_unless_its_rubric_says_otherwise(tmp_path):
+    rubric = parse_rubric("lab: lab1\ntests:\n  test_a: {points: 1}\n"
+                          "  test_b: {points: 1, visibility: after_due_date}\n",
+                          tmp_path / "rubric.yaml")
+    assert {e.test: e.visibility for e in rubric.entries.values()} == {
+        "test_a": "visible", "test_b": "after_due_date"}
+
+
+@pytest.mark.parametrize("lab", [lab.name for lab in available_labs()
+                                 if (lab.suite_dir() / "rubric.yaml").is_file()])
+def test_every_lab_shows_its_tests_in_gradescope_as_soon_as_they_are_graded(lab):
+    rubric = load_rubric(get_lab(lab).suite_dir() / "rubric.yaml")
+    assert {e.visibility for e in rubric.entries.values()} == {"visible"}
 
 
 def test_unknown_lab_and_bad_out_are_usage_errors(tmp_path, capsys):

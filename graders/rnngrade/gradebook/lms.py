@@ -15,9 +15,11 @@ through ``csv_cell``, so no name or id is read as a formula.
   instructor maps one of these to Moodle's user field of the same name and each lab column to a
   grade item whose maximum grade is the lab's points. An excused student's cell is empty (no
   grade imported).
-- ``gradescope-csv``: Gradescope's roster upload (``Name``, ``Email``, ``SID``, ``Section``; it
-  matches students by email) with, per lab, the columns Gradescope's own score export uses:
-  ``labN Total Score``, ``labN Max Points`` and ``labN Status``.
+- ``gradescope-roster``: Gradescope's roster upload (Roster: Add Students or Staff, CSV): ``Name``,
+  ``Email``, ``SID``, ``Section``, one row per roster student, no scores. Gradescope imports no
+  scores from a CSV file (an autograder reports them: ``rnngrade gradescope``); it matches
+  students by a unique email, so every student needs one. The name ``gradescope-csv`` (a roster
+  with score columns, which no Gradescope page reads) is refused with a pointer to this one.
 
 A result the grader failed on has no score in any format (the cell is empty: nothing is
 imported for it). With a roster, only roster students are exported (entries it does not list are
@@ -103,24 +105,30 @@ def moodle(table: Table) -> list[list[str]]:
     return rows
 
 
-def gradescope_csv(table: Table) -> list[list[str]]:
-    header = ["Name", "Email", "SID", "Section"]
-    for lab in table.labs:
-        header += [f"{lab} Total Score", f"{lab} Max Points", f"{lab} Status"]
-    rows = [header]
+def gradescope_roster(table: Table) -> list[list[str]]:
+    no_email = [s.id for s in table.students if not s.email]
+    if no_email:
+        shown = ", ".join(no_email[:10]) + (f" and {len(no_email) - 10} more"
+                                            if len(no_email) > 10 else "")
+        raise ExportError(f"gradescope-roster: Gradescope matches students by email and "
+                          f"{len(no_email)} student(s) have none ({shown}); give a roster with "
+                          "an email column (--roster)")
+    seen: dict[str, str] = {}
     for s in table.students:
-        cells = [s.name or s.id, s.email, s.sis_id, s.section]
-        for lab in table.labs:
-            row = table.row(s, lab)
-            cells += [_points(row, ""), format_points(row.max_score if row else
-                                                      _max(table, lab), 4),
-                      row.status if row else ""]
-        rows.append(cells)
-    return rows
+        other = seen.setdefault(s.email.casefold(), s.id)
+        if other != s.id:
+            raise ExportError(f"gradescope-roster: {other} and {s.id} have the same email "
+                              f"{s.email!r}; Gradescope needs a different one for each student")
+    return [["Name", "Email", "SID", "Section"],
+            *[[s.name or s.id, s.email, s.sis_id, s.section] for s in table.students]]
 
 
 FORMATS: dict[str, Callable[[Table], list[list[str]]]] = {
-    "canvas": canvas, "moodle": moodle, "gradescope-csv": gradescope_csv}
+    "canvas": canvas, "moodle": moodle, "gradescope-roster": gradescope_roster}
+RETIRED = {"gradescope-csv": "--format gradescope-csv is gone: it wrote a roster with score "
+                             "columns that no Gradescope import reads. Use --format "
+                             "gradescope-roster for Gradescope's roster upload; Gradescope takes "
+                             "scores from its autograder (`rnngrade gradescope`), not from a CSV"}
 
 
 def _max(table: Table, lab: str) -> float:
@@ -152,6 +160,8 @@ def export(out: Path, fmt: str, target: Path, *, labs: list[str] | None = None,
            roster: Roster | None = None,
            missing: MissingPolicy = zero_for_missing) -> tuple[Path, Table]:
     """Write the gradebook of the batch folder ``out`` as ``fmt`` to ``target``."""
+    if fmt in RETIRED:
+        raise ExportError(RETIRED[fmt])
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
     if not (out / FILENAME).is_file():

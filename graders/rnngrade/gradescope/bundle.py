@@ -4,18 +4,21 @@ The zip holds, at its root, ``setup.sh`` and ``run_autograder`` (``scripts``) an
 ``course/`` the files the grader needs for this one lab: the ``rnngrade`` package, the lab's hidden
 suite and reference solution, the report templates and the project files pip installs from. Other
 labs' suites and solutions are left out. Entries are sorted and dated 1980-01-01, so the same
-course files always give the same bytes.
+course files always give the same bytes. The build reports how many tests each visibility of the
+lab's rubric covers (Gradescope shows ``visible`` ones as soon as a submission is graded).
 """
 
 from __future__ import annotations
 
 import zipfile
+from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnngrade.errors import UsageError
 from rnngrade.gradescope.scripts import COURSE_DIR, run_script, setup_script
+from rnngrade.grading.rubric import load_rubric
 from rnngrade.labs import Lab, get_lab
 from rnngrade.paths import course_root
 
@@ -36,6 +39,7 @@ class Bundle:
     files: int  # entries in the zip
     size: int  # bytes
     inprocess: bool
+    visibility: dict[str, int] = field(default_factory=dict)  # rubric visibility → tests
 
 
 def _tree(folder: Path) -> Iterator[Path]:
@@ -68,9 +72,10 @@ def build_bundle(lab_name: str, out: Path, *, torch_version: str, device: str = 
     """Write ``out/autograder.zip`` for ``lab_name`` (see the module docstring)."""
     lab = get_lab(lab_name)
     root = course_root()
-    if not (lab.suite_dir(root) / "rubric.yaml").is_file():
-        raise BundleError(f"{lab.name} has no hidden suite yet "
-                          f"({lab.suite_dir(root) / 'rubric.yaml'} is missing)")
+    rubric_path = lab.suite_dir(root) / "rubric.yaml"
+    if not rubric_path.is_file():
+        raise BundleError(f"{lab.name} has no hidden suite yet ({rubric_path} is missing)")
+    visibility = Counter(e.visibility for e in load_rubric(rubric_path).entries.values())
     if out.exists() and not out.is_dir():
         raise BundleError(f"{out} exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)
@@ -85,4 +90,5 @@ def build_bundle(lab_name: str, out: Path, *, torch_version: str, device: str = 
             bundle.writestr(_entry(f"{COURSE_DIR}/{relative.as_posix()}", False),
                             (root / relative).read_bytes())
     tmp.replace(path)
-    return Bundle(lab.name, path, len(files) + 2, path.stat().st_size, inprocess)
+    return Bundle(lab.name, path, len(files) + 2, path.stat().st_size, inprocess,
+                  dict(visibility))

@@ -11,9 +11,12 @@ import yaml
 from rnngrade.errors import RubricError
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+# Gradescope shows a visible test as soon as the submission is graded: the fast feedback the
+# course promises. A rubric holds tests back by naming another visibility (per file or per test).
+DEFAULT_VISIBILITY = "visible"
 
-__all__ = ["VISIBILITIES", "Rubric", "RubricEntry", "RubricError", "load_rubric",
-           "parse_rubric"]
+__all__ = ["DEFAULT_VISIBILITY", "VISIBILITIES", "Rubric", "RubricEntry", "RubricError",
+           "load_rubric", "parse_rubric"]
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ def parse_rubric(text: str, path: Path) -> Rubric:
         raise RubricError(f"cannot read rubric {path}: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("tests"), dict):
         raise RubricError(f"{path}: expected a mapping with 'lab' and 'tests'")
-    default_visibility = data.get("visibility", "after_published")
+    default_visibility = data.get("visibility", DEFAULT_VISIBILITY)
     entries = {}
     for test, spec in data["tests"].items():
         line = _line_of(text, str(test))

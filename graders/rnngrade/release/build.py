@@ -31,6 +31,9 @@ from rnngrade.release.audit import find_leaks
 from rnngrade.release.package import public_test_imports, relative_path, student_modules
 
 TORCH_VERSION = "2.13.0"
+# PyTorch's CPU wheel index: PyPI's Linux torch wheel pulls the CUDA libraries (several GB).
+# Every torch install names it (Makefile, the Gradescope setup.sh, READMEs, workflows).
+TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 MANIFEST = ".rnngrade-release.json"
 CONFTEST = '''"""Registers the pytest plugin of the public tests (student side of rnngrade)."""
 

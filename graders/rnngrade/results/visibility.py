@@ -5,7 +5,9 @@ A student-facing report is the feedback the course publishes, so tests marked ``
 ``after_due_date`` or ``after_published`` are listed; a ``hidden`` test (or one whose visibility
 is not known: the policy fails closed) counts in the score but is shown only in one line that
 sums the hidden tests' points. Instructor outputs (results.json, whose Gradescope ``visibility``
-field lets Gradescope apply the timing, grades.csv, summary.html) keep every test.
+field lets Gradescope apply the timing, grades.csv, summary.html) keep every test. In Gradescope,
+a ``visible`` test (the rubric's default, ``grading.rubric.DEFAULT_VISIBILITY``) is shown as soon
+as the submission is graded; ``after_due_date`` and ``after_published`` ones later.
 """
 
 from __future__ import annotations
