@@ -450,4 +450,4 @@ def test_a_roster_student_without_a_submission_can_be_given_a_score(course_batch
     assert batch_into(out, subs, course) == 0 and rows(out)["Zoe"]["score"] == "6"
     assert main(["override", "mallory", "--lab", "lab1", "--score", "1", "--comment", "x",
                  "--out", str(out), "--course", str(course)]) == 2
-    assert "no lab1 result for 'mallory'" in capsys.readouterr().err
+    assert "'mallory' is not on the roster" in capsys.readouterr().err
