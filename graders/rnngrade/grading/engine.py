@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rnngrade.errors import GraderError, SandboxError
-from rnngrade.grading.budget import Budget, BudgetedRunner
+from rnngrade.grading.budget import WALL_FACTOR, Budget, BudgetedRunner
 from rnngrade.grading.devices import DEVICES, resolve_device
 from rnngrade.grading.lab_assets import LabAssets, lab_digest, load_lab_assets
 from rnngrade.grading.memo import ExpectationMemo
@@ -171,8 +171,9 @@ def _grade_one(submission: Path, assets: LabAssets, device: str, inprocess: bool
     if run.missing:
         notes.append("missing function(s): " + ", ".join(run.missing) + " — their tests score 0")
     if budget.spent:
-        notes.append(f"{BUDGET_MESSAGE} ({budget.seconds:g} s): the tests after that were not "
-                     "run and score 0")
+        notes.append(f"{BUDGET_MESSAGE} ({budget.seconds:g} s of CPU time, "
+                     f"or {WALL_FACTOR * budget.seconds:g} s waiting while it slept or blocked): the tests after that were not run and "
+                     "score 0")
     return GradeResult(
         lab=lab.name, lab_title=lab.title, submission=submission.name,
         score=round(sum(t.score for t in tests), 4), max_score=sum(t.max_score for t in tests),
