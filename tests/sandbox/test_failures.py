@@ -5,7 +5,6 @@ the attacks are in test_hostile.py.)"""
 from __future__ import annotations
 
 import textwrap
-import time
 
 import numpy as np
 import pytest

@@ -248,6 +248,9 @@ class GradeResult:
     grader_version: str = ""
     graded_at: str = ""
     grader_detail: str = ""  # instructors only: the traceback of a grader error
+    # instructors only: what to fix in the course files that did not stop grading (a mutant
+    # that no longer applies, left out of diagnosis)
+    grader_notes: list[str] = field(default_factory=list)
 
     @property
     def percent(self) -> float:

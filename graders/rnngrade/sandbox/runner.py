@@ -192,17 +192,20 @@ class _Worker:
         poll without sleeping first (a quick reply then costs no wake-up of this CPU).
         ``widen``: (time.monotonic() at which, CPUs): a pinned worker still busy then may run
         on any of those CPUs."""
-        clock = until if isinstance(until, CallClock) else None
-        # the clocks of a call run no faster than the wall clock: none is read before then
-        deadline = (until if clock is None
-                    else clock.started + min(clock.cpu_limit, clock.wall_limit))
+        clock: CallClock | None = None
+        if isinstance(until, CallClock):
+            clock = until
+            # its clocks run no faster than the wall clock: none is read before then
+            deadline = clock.started + min(clock.cpu_limit, clock.wall_limit)
+        else:
+            deadline = until
         if spin:
-            until = time.perf_counter() + spin
+            spun = time.perf_counter() + spin
             while True:
                 frame = self._read_reply()
                 if frame is not None:
                     return decode_reply(*frame, seq)
-                if time.perf_counter() > until:
+                if time.perf_counter() > spun:
                     break
         while True:
             now = time.monotonic()

@@ -34,7 +34,7 @@ class ModuleProxy:
     runner: StudentRunner
     label: str = "student"
     calls: list[CallRecord] = field(default_factory=list)
-    timed_out: dict[str, tuple[str, tuple[float, float]]] = field(default_factory=dict)
+    timed_out: dict[str, tuple[str, tuple[float, float, float]]] = field(default_factory=dict)
     limits: Any = None  # a ``Limits`` set by ``use_limits``; None: the runner's own
 
     @property
