@@ -8,6 +8,7 @@ kernel's ``run_delay``), so a busy machine does not bring it closer either. Both
 ``/proc/PID/schedstat`` (the worker's main thread: the sandbox pins BLAS and OpenMP pools to one
 thread, so that is where its work runs), or, where the kernel keeps no scheduler statistics, from
 ``/proc/PID/stat`` (the whole process, no waiting time: the fallback is then plain wall clock).
+Where neither can be read (``/proc`` mounted with ``hidepid``), only the fallback stops a call.
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
 """``SandboxRunner``: the grader's side of a jailed worker (see ``StudentRunner``).
 
 Every call is one request and one reply (the types of ``protocol``) over the worker's socketpair,
-under a wall-clock deadline; stdout and stderr arrive on pipes, drained while waiting and cut at
-``Limits.output_bytes``. Everything the worker sends is capped here, as it is read: a reply by its
-kind (a result at most the memory limit, an error report 64 KiB), each text field by
-``protocol.decode_reply``. A worker that hangs is killed; one that dies is reaped and the cause
-named (a signal, an exit status, the CPU limit); the next call gets a fresh worker that loads the
-submission again. A submission whose loading fails that way is a load error for good.
+under the call's limits (``cpuclock.CallClock``: CPU time, and a wall-clock fallback that does not
+count the time the worker waited for a busy CPU); stdout and stderr arrive on pipes, drained while
+waiting and cut at ``Limits.output_bytes``. Everything the worker sends is capped here, as it is
+read: a reply by its kind (a result at most the memory limit, an error report 64 KiB), each text
+field by ``protocol.decode_reply``. A worker that hangs is killed; one that dies is reaped and the
+cause named (a signal, an exit status, the CPU limit); the next call gets a fresh worker that loads
+the submission again. A submission whose loading fails that way is a load error for good.
 """
 
 from __future__ import annotations
