@@ -10,7 +10,7 @@ import pytest
 from rnngrade.cli import build_parser
 from rnngrade.grading.budget import Budget, BudgetedRunner
 from rnngrade.grading.engine import grade
-from rnngrade.harness.runner.base import TIMEOUT, CallResult, StudentError
+from rnngrade.harness.runner.base import TIMEOUT, CallResult, StudentError, Usage
 from rnngrade.paths import course_root
 from rnngrade.results.model import BUDGET_MESSAGE, FailureKind
 
@@ -33,7 +33,7 @@ def test_calls_get_at_most_the_time_left_and_none_once_it_is_spent():
     runner = FakeRunner()
     budgeted = BudgetedRunner(runner, Budget(5.0), call_limit=10.0)
     budgeted.call("f")
-    assert 4.0 < runner.timeouts[-1] <= 5.0  # the budget is shorter than the per-call limit
+    assert runner.timeouts[-1] == 5.0  # the budget is shorter than the per-call limit
     budgeted.call("f", timeout=1.0)
     assert runner.timeouts[-1] == 1.0  # a shorter timeout is kept
     generous = BudgetedRunner(runner, Budget(60.0), call_limit=10.0)
@@ -52,8 +52,9 @@ def test_a_timeout_cut_short_by_the_budget_is_reported_as_the_budget():
     class UsesItAll(FakeRunner):
         def call(self, function, args=(), kwargs=None, *, timeout=None, head=None):
             self.timeouts.append(timeout)
-            budget.started -= 20  # the call ran until the budget's end and was stopped
-            raise StudentError(TIMEOUT, "f took longer than 10 s")
+            error = StudentError(TIMEOUT, "f used 10 s of CPU time")
+            error.usage = Usage(10.0, 10.5)  # it ran until the budget's end and was stopped
+            raise error
 
     with pytest.raises(StudentError) as caught:
         BudgetedRunner(UsesItAll(), budget, call_limit=30.0).call("f")
@@ -62,6 +63,44 @@ def test_a_timeout_cut_short_by_the_budget_is_reported_as_the_budget():
     with pytest.raises(StudentError) as caught:
         BudgetedRunner(own, Budget(60.0), call_limit=10.0).call("f")
     assert caught.value.kind == TIMEOUT  # its own per-call limit: an ordinary timeout
+
+
+class Measured(FakeRunner):
+    """Each call reports that it cost ``usage``."""
+
+    def __init__(self, usage: Usage) -> None:
+        super().__init__()
+        self.usage = usage
+
+    def call(self, function, args=(), kwargs=None, *, timeout=None, head=None):
+        self.timeouts.append(timeout)
+        return CallResult(value=1, usage=self.usage)
+
+
+def test_the_budget_counts_cpu_time_so_a_busy_machine_does_not_spend_it():
+    """Calls that each used 1 s of CPU time and ran a second or so (the rest of a long wall
+    clock spent waiting for a busy CPU, not counted in ``waited``): ten of them fit a 10.5 s
+    budget, whatever the wall clock said; the eleventh is refused."""
+    budget = Budget(10.5)
+    budgeted = BudgetedRunner(Measured(Usage(cpu=1.0, waited=1.2)), budget, call_limit=10.0)
+    for _ in range(10):
+        budgeted.call("f")
+    assert budget.cpu == 10.0 and not budget.spent
+    budgeted.call("f")
+    assert budgeted.runner.timeouts[-1] == 0.5  # the CPU time left
+    with pytest.raises(StudentError) as caught:
+        budgeted.call("f")
+    assert caught.value.kind == FailureKind.BUDGET and budget.spent
+
+
+def test_code_that_sleeps_spends_the_budget_through_its_wall_clock_fallback():
+    budget = Budget(10.0)
+    budgeted = BudgetedRunner(Measured(Usage(cpu=0.01, waited=5.0)), budget, call_limit=10.0)
+    for _ in range(4):  # 20 s waited: twice the budget
+        budgeted.call("f")
+    with pytest.raises(StudentError) as caught:
+        budgeted.call("f")
+    assert caught.value.kind == FailureKind.BUDGET and budget.cpu < 1
 
 
 def sleepy(tmp_path: Path, seconds: float) -> Path:

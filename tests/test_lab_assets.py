@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rnngrade.errors import MutantError, SuiteError
+from rnngrade.errors import SuiteError
 from rnngrade.grading.engine import grade, grade_isolated
 from rnngrade.grading.lab_assets import lab_digest, load_lab_assets
 from rnngrade.paths import course_root
@@ -45,15 +45,32 @@ def test_the_digest_follows_content_not_timestamps(course_copy):
         assert load_lab_assets("lab1").digest == lab_digest("lab1")
 
 
-def test_a_mutant_that_does_not_apply_names_its_file_and_line(course_copy):
+def test_a_mutant_that_does_not_apply_is_left_out_with_a_warning_naming_its_line(course_copy,
+                                                                                 capsys):
     path = course_copy / "graders/suites/lab1/mutants.py"
     edit(path, '"np.dot(Waa, a_prev) + np.dot(Wax, xt) + ba", "np.dot(Wax, xt) + ba"',
          '"np.dot(Waa, a_prev)+np.dot(Wax, xt) + ba", "np.dot(Wax, xt) + ba"')
     line = next(n for n, text in enumerate(path.read_text().splitlines(), 1)
                 if "a_prev)+np.dot" in text)
-    with course_at(course_copy), pytest.raises(MutantError) as caught:
-        load_lab_assets("lab1")
-    assert f"mutants.py:{line}: mutant 'recurrent_term_dropped'" in str(caught.value)
+    with course_at(course_copy):
+        assets = load_lab_assets("lab1")
+    names = [m.name for m in assets.mutant_table]
+    assert "recurrent_term_dropped" not in names and "prediction_from_a_prev" in names
+    (warning,) = assets.warnings
+    assert f"mutants.py:{line}: mutant 'recurrent_term_dropped'" in warning
+    assert "left out of diagnosis" in warning
+    assert f"rnngrade: warning: {warning}" in capsys.readouterr().err
+
+
+def test_a_mutant_table_that_does_not_load_leaves_diagnosis_without_mutants(course_copy):
+    path = course_copy / "graders/suites/lab1/mutants.py"
+    path.write_text(path.read_text() + "\nMUTANTS.append(\n")
+    with course_at(course_copy):
+        assets = load_lab_assets("lab1")
+    assert assets.mutant_table == []
+    (warning,) = assets.warnings
+    assert "mutants.py:" in warning and "the mutant table of lab1 does not load" in warning
+    assert "no mutant is used in diagnosis" in warning
 
 
 def test_a_reference_that_does_not_load_names_its_line(course_copy):

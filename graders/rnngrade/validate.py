@@ -121,6 +121,7 @@ def validate_lab(lab: Lab, *, device: str = "auto", inprocess: bool = True,
     except GraderError as exc:
         report.problems.append(str(exc))
         return report
+    report.problems += assets.warnings  # mutants that no longer apply, left out of diagnosis
     reference_source = assets.reference_source
     report.reference = _grade_source(reference_source, lab, "reference", device=device,
                                      inprocess=inprocess)

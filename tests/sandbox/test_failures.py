@@ -5,7 +5,6 @@ the attacks are in test_hostile.py.)"""
 from __future__ import annotations
 
 import textwrap
-import time
 
 import numpy as np
 import pytest
@@ -153,16 +152,16 @@ def failure(runner, function, *args, **kwargs) -> StudentError:
 
 
 def test_a_hang_times_out_and_the_next_call_gets_a_fresh_worker(sandbox):
-    runner = sandbox(FAILING, limits=Limits(call_seconds=0.5))
+    runner = sandbox(FAILING, limits=Limits(call_seconds=0.5, wall_seconds=1.0))
     first = runner.worker_pid
-    started = time.monotonic()
     error = failure(runner, "spin")
-    assert error.kind == TIMEOUT and error.message == "spin timed out after 0.5 s"
-    assert time.monotonic() - started < 3
+    assert error.kind == TIMEOUT
+    assert error.message == "spin timed out: used 0.5 s of CPU time (the limit per call)"
+    assert error.usage is not None and error.usage.cpu is not None and error.usage.cpu >= 0.5
     assert runner.call("ok", (1,)).value == 2
     assert runner.worker_pid != first and runner.restarts == 1
-    error = failure(runner, "nap", 5, timeout=0.2)  # a per-call deadline
-    assert error.kind == TIMEOUT and "0.2 s" in error.message
+    error = failure(runner, "nap", 5, timeout=0.2)  # a per-call limit: its wall clock in step
+    assert error.kind == TIMEOUT and "timed out: waited 0.4 s (wall clock)" in error.message
     assert runner.call("nap", (0.01,)).value == 0.01
 
 
@@ -214,10 +213,8 @@ def test_exits_and_base_exceptions(sandbox, function, args, kind, words):
 
 def test_the_cpu_limit_kills_a_worker_that_burns_more(sandbox):
     runner = sandbox(FAILING, limits=Limits(cpu_seconds=1, call_seconds=20))
-    started = time.monotonic()
     error = failure(runner, "spin")
     assert error.kind == TIMEOUT and "CPU time limit 1 s" in error.message
-    assert time.monotonic() - started < 10
 
 
 def test_the_file_size_limit(sandbox):
@@ -252,10 +249,8 @@ def test_bytes_forged_on_the_channel_are_refused_and_the_worker_replaced(sandbox
 
 def test_a_worker_that_hangs_up_but_lives_on_is_killed(sandbox):
     runner = sandbox(FAILING)
-    started = time.monotonic()
     error = failure(runner, "hang_up")
     assert error.kind == PROTOCOL and "closed its channel" in error.message
-    assert time.monotonic() - started < 5
     assert runner.call("ok", (1,)).value == 2
 
 
@@ -270,7 +265,7 @@ def test_handles_do_not_survive_a_restart(sandbox):
 
 
 @pytest.mark.parametrize("top_level, words", [
-    ("while True:\n    pass\n", "its top-level code timed out after 0.5 s"),
+    ("while True:\n    pass\n", "its top-level code timed out: used 0.5 s of CPU time"),
     ("import os\nos._exit(2)\n", "its top-level code ended the worker process (exit status 2"),
     ("import ctypes\nctypes.string_at(0)\n", "its top-level code crashed: segmentation fault"),
     ("raise KeyboardInterrupt\n", "top-level code raised KeyboardInterrupt"),

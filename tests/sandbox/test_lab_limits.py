@@ -34,6 +34,11 @@ import pytest
 
 
 @pytest.mark.limits(call_seconds=0.3)
+def test_spin_short_limit(student):
+    assert student.spin(0.6) == 0.6
+
+
+@pytest.mark.limits(wall_seconds=0.3)
 def test_wait_short_limit(student):
     assert student.wait(0.6) == 0.6
 
@@ -53,7 +58,8 @@ def test_spin_lab_cpu(student):
 RUBRIC = f"""\
 lab: {TOY}
 tests:
-  test_wait_short_limit: {{points: 1, title: "wait, 0.3 s per call"}}
+  test_spin_short_limit: {{points: 1, title: "spin, 0.3 s of CPU per call"}}
+  test_wait_short_limit: {{points: 1, title: "wait, 0.3 s of waiting per call"}}
   test_wait_lab_limit: {{points: 1, title: "wait, the lab's limit"}}
   test_spin_short_cpu: {{points: 1, title: "spin, 1 s of CPU"}}
   test_spin_lab_cpu: {{points: 1, title: "spin, the lab's CPU limit"}}
@@ -74,7 +80,9 @@ def test_a_test_limit_applies_to_that_test_only(sandbox_protected, tmp_path: Pat
     by_name = {t.name: t for t in result.tests}
     assert by_name["test_wait_lab_limit"].score == 1.0
     assert by_name["test_spin_lab_cpu"].score == 1.0
+    short = by_name["test_spin_short_limit"]
+    assert short.score == 0.0 and "timed out: used 0.3 s of CPU time" in short.message
     short = by_name["test_wait_short_limit"]
-    assert short.score == 0.0 and "timed out after 0.3 s" in short.message
+    assert short.score == 0.0 and "timed out: waited 0.3 s (wall clock)" in short.message
     cpu = by_name["test_spin_short_cpu"]
     assert cpu.score == 0.0 and "CPU time limit 1 s" in cpu.message

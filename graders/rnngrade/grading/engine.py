@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rnngrade.errors import GraderError, SandboxError
-from rnngrade.grading.budget import Budget, BudgetedRunner
+from rnngrade.grading.budget import WALL_FACTOR, Budget, BudgetedRunner
 from rnngrade.grading.devices import DEVICES, resolve_device
 from rnngrade.grading.lab_assets import LabAssets, lab_digest, load_lab_assets
 from rnngrade.grading.memo import ExpectationMemo
@@ -138,7 +138,16 @@ def _salvaged(source: str) -> Salvaged | None:
 def _grade_one(submission: Path, assets: LabAssets, device: str, inprocess: bool,
                budget_seconds: float | None,
                collect: Callable[[ModuleProxy], OutcomeCollector]) -> GradeResult:
-    """Grade one submission; a grader fault becomes a ``grader_error`` result, never a score."""
+    """Grade one submission; a grader fault becomes a ``grader_error`` result, never a score.
+    The assets' warnings for the instructor go with it (``grader_notes``)."""
+    result = _graded(submission, assets, device, inprocess, budget_seconds, collect)
+    result.grader_notes = [*result.grader_notes, *assets.warnings]
+    return result
+
+
+def _graded(submission: Path, assets: LabAssets, device: str, inprocess: bool,
+            budget_seconds: float | None,
+            collect: Callable[[ModuleProxy], OutcomeCollector]) -> GradeResult:
     lab, rubric = assets.lab, assets.rubric
     started = time.perf_counter()
     budget = Budget(budget_seconds if budget_seconds is not None else lab.budget_seconds)
@@ -171,8 +180,9 @@ def _grade_one(submission: Path, assets: LabAssets, device: str, inprocess: bool
     if run.missing:
         notes.append("missing function(s): " + ", ".join(run.missing) + " — their tests score 0")
     if budget.spent:
-        notes.append(f"{BUDGET_MESSAGE} ({budget.seconds:g} s): the tests after that were not "
-                     "run and score 0")
+        notes.append(f"{BUDGET_MESSAGE} ({budget.seconds:g} s of CPU time, or "
+                     f"{WALL_FACTOR * budget.seconds:g} s waiting while it slept or blocked): "
+                     "the tests after that were not run and score 0")
     return GradeResult(
         lab=lab.name, lab_title=lab.title, submission=submission.name,
         score=round(sum(t.score for t in tests), 4), max_score=sum(t.max_score for t in tests),

@@ -10,9 +10,13 @@ reference solution. The same digest decides when a long-lived grader is
 rebuilt and is recorded as the results' ``grader_version``; nothing here is cached at module
 level, so an edited reference is always seen by the next grader built.
 
-Loading fails with a ``GraderError`` that names the file and line to fix: ``MutantError`` for a
-mutant table that does not load or an edit that does not apply, ``RubricError`` for a rubric that
-does not parse, ``SuiteError`` for a reference that does not load.
+Loading fails with a ``GraderError`` that names the file and line to fix: ``RubricError`` for a
+rubric that does not parse, ``SuiteError`` for a reference that does not load. Mutants only name
+mistakes, so they never stop grading: one that no longer applies (an edit whose target the
+reference no longer holds exactly once, or that does not load once applied) is left out of
+diagnosis, and so is every mutant of a table that does not load; the reason, naming the line of
+mutants.py to fix, is a warning for the instructor (``LabAssets.warnings``: on stderr when the
+assets load, in every result's ``grader_notes``, and a problem for ``rnngrade validate``).
 """
 
 from __future__ import annotations
@@ -88,6 +92,7 @@ class LabAssets:
     facts: ReferenceFacts = field(default_factory=lambda: ReferenceFacts({}, frozenset()))
     callees: dict[str, frozenset[str]] = field(default_factory=dict)  # see stand_ins.callees_of
     reach: Reach = field(default_factory=Reach)  # what each check may tell from each mutant
+    warnings: tuple[str, ...] = ()  # for the instructor: the mutants left out, and why
 
     @property
     def version(self) -> str:
@@ -125,18 +130,28 @@ def load_lab_assets(lab_name: str, root: Path | None = None) -> LabAssets:
     table_text = _text(files, suite / MUTANTS, root)
     mutants: list[tuple[Mutant, types.ModuleType]] = []
     allowed: dict[frozenset[str], str] = {}
+    warnings: list[str] = []
+    table: list[Mutant] = []
     if table_text is not None:
-        table, allowed = _mutant_table(table_text, suite / MUTANTS, lab.name)
+        try:
+            table, allowed = _mutant_table(table_text, suite / MUTANTS, lab.name)
+        except MutantError as exc:
+            warnings.append(f"{exc}; no mutant is used in diagnosis until it is fixed")
         for mutant in table:
-            mutants.append((mutant, _mutant_module(mutant, source, table_text,
-                                                   suite / MUTANTS, lab.name)))
+            try:
+                mutants.append((mutant, _mutant_module(mutant, source, table_text,
+                                                       suite / MUTANTS, lab.name)))
+            except MutantError as exc:
+                warnings.append(f"{exc}; left out of diagnosis until it is fixed")
+    for warning in warnings:
+        print(f"rnngrade: warning: {warning}", file=sys.stderr)
     helpers = build_lab_helpers(lab.name, _text(files, suite / HELPERS_FILE, root),
                                 suite / HELPERS_FILE)
     return LabAssets(lab, root, digest, rubric, source, reference, tuple(mutants), allowed,
                      helpers, reference_facts(source),
                      callees_of(strip_markers(source), tuple(lab.functions)),
                      Reach.of(strip_markers(source),
-                              {m.name: m.apply(source) for m, _ in mutants}))
+                              {m.name: m.apply(source) for m, _ in mutants}), tuple(warnings))
 
 
 def _text(files: dict[str, bytes], path: Path, root: Path) -> str | None:

@@ -158,4 +158,5 @@ def to_gradescope(result: GradeResult) -> dict[str, Any]:
         # Instructors only (Gradescope shows students none of the fields below "tests"): why
         # the grader failed, with the traceback of an unexpected failure.
         "grader_detail": result.grader_detail,
+        "grader_notes": result.grader_notes,
     }

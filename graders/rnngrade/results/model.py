@@ -252,6 +252,9 @@ class GradeResult:
     # worth in the course's points, which the student's feedback leads with
     course_score: float | None = None
     course_max: float | None = None
+    # instructors only: what to fix in the course files that did not stop grading (a mutant
+    # that no longer applies, left out of diagnosis)
+    grader_notes: list[str] = field(default_factory=list)
 
     @property
     def percent(self) -> float:

@@ -51,6 +51,7 @@ def clean_result(result: GradeResult) -> GradeResult:
         error=clean_text(result.error), grader_detail=clean_text(result.grader_detail,
                                                                  4 * FIELD_LIMIT),
         notes=clean_notes(result.notes), student_notes=clean_notes(result.student_notes),
+        grader_notes=clean_notes(result.grader_notes),
         protections={clean_name(k): bool(v) for k, v in dict(result.protections).items()},
         grader_version=clean_name(result.grader_version),
         graded_at=clean_name(result.graded_at), tests=tests)

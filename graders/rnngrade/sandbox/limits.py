@@ -18,9 +18,13 @@ def default_processes() -> int:
 @dataclass(frozen=True)
 class Limits:
     """What one worker may use. Every limit is enforced by the kernel (setrlimit) or by the
-    grader (the wall clock), never by code running beside the student's."""
+    grader (the clocks of ``cpuclock``), never by code running beside the student's.
 
-    call_seconds: float = 10.0  # wall clock per call, and for loading the submission
+    A call's limit is CPU time (``call_seconds``), which a busy machine does not use up; a call
+    that uses little CPU (sleeping, blocked) is stopped after ``wall_limit()`` seconds of waiting
+    instead, the time the worker waited for a CPU not counted."""
+
+    call_seconds: float = 10.0  # CPU time per call, and for loading the submission
     cpu_seconds: int = 60  # CPU time of the worker process over its life (RLIMIT_CPU)
     memory_bytes: int = 4 << 30  # address space (RLIMIT_AS; RLIMIT_DATA for CUDA workers)
     file_bytes: int = 64 << 20  # largest file the worker may write (RLIMIT_FSIZE)
@@ -28,11 +32,23 @@ class Limits:
     processes: int = field(default_factory=default_processes)  # RLIMIT_NPROC, threads included
     output_bytes: int = 8 << 10  # stdout and stderr kept per call and stream
     disk_bytes: int = 128 << 20  # size of each of the worker's tmpfs (working dir, /tmp)
+    wall_seconds: float | None = None  # the wall-clock fallback of a call (see wall_limit)
 
     def __post_init__(self) -> None:
         for name in FIELDS:
-            if not getattr(self, name) > 0:
+            value = getattr(self, name)
+            if not (value is None and name == "wall_seconds") and not value > 0:
                 raise ValueError(f"Limits.{name} must be positive")
+
+    def wall_limit(self, cpu_seconds: float | None = None) -> float:
+        """Seconds a call given ``cpu_seconds`` of CPU time (default ``call_seconds``) may wait
+        for its reply: ``wall_seconds`` for a call of ``call_seconds``, in proportion for
+        another; by default twice its CPU time and 10 s more, a generous fallback that only code
+        which sleeps or blocks reaches."""
+        cpu = self.call_seconds if cpu_seconds is None else cpu_seconds
+        if self.wall_seconds is not None:
+            return self.wall_seconds * cpu / self.call_seconds
+        return WALL_FACTOR * cpu + WALL_GRACE
 
     def as_wire(self) -> dict:
         """The limits the worker applies to itself, as plain data."""
@@ -53,6 +69,8 @@ class Limits:
         return dataclasses.replace(self, **changes)
 
 
+WALL_FACTOR = 2.0
+WALL_GRACE = 10.0
 FIELDS = tuple(f.name for f in dataclasses.fields(Limits))
 _UNITS = {"": 1, "b": 1, "bytes": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
@@ -69,7 +87,7 @@ def _parse(name: str, value: Any, where: str) -> float | int:
         value = float(match.group(1)) * _UNITS[unit]
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
         raise ValueError(f"{where}: {name} must be a positive number, not {value!r}")
-    return float(value) if name == "call_seconds" else int(value)
+    return float(value) if name.endswith("_seconds") and name != "cpu_seconds" else int(value)
 
 
 def describe_bytes(n: int) -> str:

@@ -1,12 +1,13 @@
 """``SandboxRunner``: the grader's side of a jailed worker (see ``StudentRunner``).
 
 Every call is one request and one reply (the types of ``protocol``) over the worker's socketpair,
-under a wall-clock deadline; stdout and stderr arrive on pipes, drained while waiting and cut at
-``Limits.output_bytes``. Everything the worker sends is capped here, as it is read: a reply by its
-kind (a result at most the memory limit, an error report 64 KiB), each text field by
-``protocol.decode_reply``. A worker that hangs is killed; one that dies is reaped and the cause
-named (a signal, an exit status, the CPU limit); the next call gets a fresh worker that loads the
-submission again. A submission whose loading fails that way is a load error for good.
+under the call's limits (``cpuclock.CallClock``: CPU time, and a wall-clock fallback that does not
+count the time the worker waited for a busy CPU); stdout and stderr arrive on pipes, drained while
+waiting and cut at ``Limits.output_bytes``. Everything the worker sends is capped here, as it is
+read: a reply by its kind (a result at most the memory limit, an error report 64 KiB), each text
+field by ``protocol.decode_reply``. A worker that hangs is killed; one that dies is reaped and the
+cause named (a signal, an exit status, the CPU limit); the next call gets a fresh worker that loads
+the submission again. A submission whose loading fails that way is a load error for good.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from rnngrade.harness.runner.base import (
     TIMEOUT,
     CallResult,
     StudentError,
+    Usage,
 )
 from rnngrade.sandbox import affinity
 from rnngrade.sandbox.channel import (
@@ -43,6 +45,7 @@ from rnngrade.sandbox.channel import (
     send_frame,
 )
 from rnngrade.sandbox.codec import ProtocolError
+from rnngrade.sandbox.cpuclock import CallClock, Probe, waited_wall
 from rnngrade.sandbox.limits import Limits, describe_bytes, describe_seconds
 from rnngrade.sandbox.protocol import (
     Call,
@@ -103,6 +106,10 @@ class _Died(Exception):
     """The worker's channel closed: it ended."""
 
 
+class _OverLimit(ChannelTimeout):
+    """A call went over its limits; the message says which (``CallClock.verdict``)."""
+
+
 class _Worker:
     """One worker process, seen from the grader."""
 
@@ -130,6 +137,7 @@ class _Worker:
         self.cpu: int | None = None  # the one CPU it is pinned to, if it is
         self.holding = False  # whether the calling thread is held on that CPU too
         self.replied = 0.0  # time.monotonic() of the last reply
+        self.probe = Probe(pid)  # its CPU time, and its waiting for a CPU
 
     def follow(self, cpus: set[int]) -> bool:
         """Pin the worker, and the calling thread until ``let_go``, to the calling thread's
@@ -173,23 +181,40 @@ class _Worker:
         """The kinds of reply the next frame may be (any other is refused from its header)."""
         self.reader.caps = expecting(self.caps, *kinds)
 
-    def receive(self, deadline: float, seq: int | None = None, spin: float = 0.0,
+    def clock(self, cpu_limit: float, wall_limit: float) -> CallClock:
+        """The clocks of a call starting now."""
+        return CallClock(self.probe, cpu_limit, wall_limit)
+
+    def receive(self, until: float | CallClock, seq: int | None = None, spin: float = 0.0,
                 widen: tuple[float, set[int]] | None = None) -> Reply:
         """The next reply, of a kind ``expect``ed and answering request ``seq``; raises
-        ChannelTimeout, _Died or ProtocolError. ``spin``: seconds to poll without sleeping
-        first (a quick reply then costs no wake-up of this CPU). ``widen``:
-        (time.monotonic() at which, CPUs): a pinned worker still busy then may run on any of
-        those CPUs."""
+        ChannelTimeout (_OverLimit when a call's clock ran out), _Died or ProtocolError.
+        ``until``: a time.monotonic() deadline, or the limits of a call. ``spin``: seconds to
+        poll without sleeping first (a quick reply then costs no wake-up of this CPU).
+        ``widen``: (time.monotonic() at which, CPUs): a pinned worker still busy then may run
+        on any of those CPUs."""
+        clock: CallClock | None = None
+        if isinstance(until, CallClock):
+            clock = until
+            # its clocks run no faster than the wall clock: none is read before then
+            deadline = clock.started + min(clock.cpu_limit, clock.wall_limit)
+        else:
+            deadline = until
         if spin:
-            until = time.perf_counter() + spin
+            spun = time.perf_counter() + spin
             while True:
                 frame = self._read_reply()
                 if frame is not None:
                     return decode_reply(*frame, seq)
-                if time.perf_counter() > until:
+                if time.perf_counter() > spun:
                     break
         while True:
             now = time.monotonic()
+            if clock is not None and now >= deadline:
+                verdict = clock.verdict(now)
+                if verdict is not None:
+                    raise _OverLimit(verdict)
+                deadline = clock.next_check(now)
             remaining = deadline - now
             if remaining <= 0:
                 raise ChannelTimeout("no reply before the deadline")
@@ -249,6 +274,7 @@ class _Worker:
             pass
 
     def close(self) -> None:
+        self.probe.close()
         with contextlib.suppress(OSError):
             self.sock.close()
         for fd in self.fds + ([self.pidfd] if self.pidfd is not None else []):
@@ -302,10 +328,11 @@ class SandboxRunner:
         self._notes: list[str] | None = None
         self._defined: frozenset[str] = frozenset()  # callables of the module as loaded
         self._fatal: str | None = None
-        self._loading: float | None = None  # deadline of the load in flight
+        self._loading: CallClock | None = None  # the limits of the load in flight
         self._protections: dict[str, bool] = {}
         self._details: dict[str, str] = {}
         self._closed = False
+        self._usage: Usage | None = None  # what the last call cost
         self._cpus = affinity.allowed_cpus()
         self._follow = affinity.available()  # keep the worker on the caller's CPU
         self.restarts = 0  # workers replaced after a failure
@@ -395,21 +422,28 @@ class SandboxRunner:
                 raise StudentError(LOAD_ERROR, self._fatal, function=name)
             started = time.perf_counter()
             request = Call(self._next_seq(), name, tuple(args), dict(kwargs), helper, head)
-            reply = self._exchange(request, name, timeout)
+            self._usage = None
+            try:
+                reply = self._exchange(request, name, timeout)
+            except StudentError as exc:
+                exc.usage = self._usage
+                raise
             worker = self._holder[0]
             out = worker.out.take() if worker else ""
             err = worker.err.take() if worker else ""
             if type(reply) is Failed:
                 if reply.recycle:
                     self._discard()
-                raise StudentError(reply.kind, reply.message, function=name, stdout=out,
-                                   stderr=err)
+                error = StudentError(reply.kind, reply.message, function=name, stdout=out,
+                                     stderr=err)
+                error.usage = self._usage
+                raise error
             assert type(reply) is Value
             if reply.args is None:  # the worker vouches the call changed none of them
                 return CallResult(reply.value, args, kwargs, out, err,
-                                  time.perf_counter() - started)
+                                  time.perf_counter() - started, self._usage)
             return CallResult(reply.value, reply.args, reply.kwargs or {}, out, err,
-                              time.perf_counter() - started)
+                              time.perf_counter() - started, self._usage)
 
     def _ready(self) -> None:
         """A worker with the submission loaded (or a fatal load error), if it can be had."""
@@ -432,12 +466,14 @@ class SandboxRunner:
         if worker is None:
             raise StudentError(LOAD_ERROR, self._fatal or "no worker", function=name)
         limit = timeout if timeout is not None else self.limits.call_seconds
+        wall = self.limits.wall_limit(limit)
         worker.drain()
         worker.out.take()
         worker.err.take()
         frame = _encode_request(request)
         worker.expect(Kind.VALUE if type(request) is Call else Kind.FOUND, Kind.FAILED)
-        deadline = time.monotonic() + limit
+        clock = worker.clock(limit, wall)
+        deadline = clock.started + wall
         try:
             # Calls in quick succession: the unpinned worker is still polling on another CPU,
             # so the request costs no wake-up; after a pause it sleeps, and sits on this CPU.
@@ -449,17 +485,26 @@ class SandboxRunner:
                     pinned = worker.follow(self._cpus)
             worker.send(frame, deadline)
             if pinned:
-                reply = worker.receive(deadline, request.seq, 0.0,
+                reply = worker.receive(clock, request.seq, 0.0,
                                        (time.monotonic() + affinity.WIDEN_AFTER, self._cpus))
             else:
-                reply = worker.receive(deadline, request.seq, SPIN_SECONDS)
+                reply = worker.receive(clock, request.seq, SPIN_SECONDS)
             worker.replied = time.monotonic()
-        except ChannelTimeout:
+            self._usage = Usage(*clock.used(worker.replied))
+        except _OverLimit as exc:
+            self._usage = Usage(*clock.used())
             worker.kill()
-            self._failed(worker, name, timed_out=limit)
+            self._failed(worker, name, timed_out=str(exc))
+        except ChannelTimeout:  # the request could not be sent in time
+            self._usage = Usage(*clock.used())
+            worker.kill()
+            self._failed(worker, name, timed_out=clock.verdict(time.monotonic())
+                         or waited_wall(wall))
         except _Died:
+            self._usage = Usage(*clock.used())
             self._failed(worker, name)
         except ProtocolError as exc:
+            self._usage = Usage(*clock.used())
             worker.kill()
             self._failed(worker, name, protocol=_refusal(exc, name))
         except BaseException:  # interrupted (Ctrl-C in the grader): the worker is mid-call
@@ -478,7 +523,7 @@ class SandboxRunner:
             self._client.release(worker.pid)
         worker.close()
 
-    def _failed(self, worker: _Worker, name: str, timed_out: float | None = None,
+    def _failed(self, worker: _Worker, name: str, timed_out: str | None = None,
                 protocol: str | None = None) -> NoReturn:
         """The worker is gone (or must go): reap it, name the cause, raise StudentError."""
         out, err = worker.out.take(), worker.err.take()
@@ -487,12 +532,12 @@ class SandboxRunner:
             err = _tidy_fault_report(err, self.filename)
         raise StudentError(kind, message, function=name, stdout=out, stderr=err)
 
-    def _cause(self, worker: _Worker, name: str, timed_out: float | None = None,
+    def _cause(self, worker: _Worker, name: str, timed_out: str | None = None,
                protocol: str | None = None, stderr: str = "") -> tuple[str, str]:
         was_killed = worker.killed
         status, cpu = self._reap(worker)
         if timed_out is not None:
-            return TIMEOUT, f"{name} timed out after {describe_seconds(timed_out)}"
+            return TIMEOUT, f"{name} timed out: {timed_out}"
         if protocol is not None:
             return PROTOCOL, protocol
         if worker.killed and not was_killed:  # its channel closed, yet it did not end
@@ -587,7 +632,8 @@ class SandboxRunner:
                 f"{' and '.join(missing)} here ({why}). It needs Linux with mount and PID "
                 "namespaces, as root or with unprivileged user namespaces.")
         # Only now, protections checked, does the submission's source leave the grader.
-        deadline = time.monotonic() + self.limits.call_seconds
+        clock = worker.clock(self.limits.call_seconds, self.limits.wall_limit())
+        deadline = clock.started + clock.wall_limit
         worker.expect(Kind.LOADED)
         try:
             worker.send(_encode_request(Load(self.source, self.filename,
@@ -597,22 +643,23 @@ class SandboxRunner:
         except BaseException:
             self._abandon(worker)
             raise
-        self._loading = deadline
+        self._loading = clock
         self._load_started = time.perf_counter()
 
     def _finish_load(self) -> None:
         """Wait for the load in flight; a failure is a load error for good."""
-        worker, deadline = self._holder[0], self._loading
+        worker, clock = self._holder[0], self._loading
         self._loading = None
-        if worker is None or deadline is None:
+        if worker is None or clock is None:
             return
         try:
-            reply = worker.receive(deadline)
-        except ChannelTimeout:
+            reply = worker.receive(clock)
+        except ChannelTimeout as exc:
             worker.kill()
             self._reap(worker)
-            self._fatal = ("the submission could not be loaded: its top-level code timed out "
-                           f"after {describe_seconds(self.limits.call_seconds)}")
+            verdict = str(exc) if isinstance(exc, _OverLimit) else waited_wall(clock.wall_limit)
+            self._fatal = ("the submission could not be loaded: its top-level code timed out: "
+                           + verdict)
             return
         except (_Died, ProtocolError) as exc:
             worker.kill()

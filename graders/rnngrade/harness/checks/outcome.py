@@ -3,8 +3,10 @@
 A public test marked ``@pytest.mark.outcome(...)`` is a training run: ``pytest assignments/labN``
 skips it unless asked with ``--outcome``, and while it runs, ``progress(student, function,
 every, total)`` prints a line every ``every`` calls of ``function`` (e.g. one line per 100
-updates when ``function`` is the per-update loss). ``pin_threads`` gives torch, OpenMP and
-NumPy's BLAS one thread each, as the grader does, so the figures match the grader's.
+updates when ``function`` is the per-update loss). Before it runs, ``pin_threads`` gives torch,
+OpenMP and NumPy's BLAS one thread each, as the grader does, so the figures match the grader's
+and a busy machine is not made busier by idle thread pools (they stay pinned for the rest of the
+session). What it prints is shown when it passes too, without ``-s``: its figure.
 """
 
 from __future__ import annotations
@@ -45,9 +47,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if config.getoption("run_outcome", default=False):
         return
     for item in items:
-        if item.get_closest_marker(MARKER) is not None and "suites" not in Path(
-                item.path).parts:
+        if _public(item):
             item.add_marker(pytest.mark.skip(reason=PUBLIC_SKIP))
+
+
+def _public(item: pytest.Item) -> bool:
+    """Whether ``item`` is a training run of the public tests (not of a hidden suite)."""
+    return item.get_closest_marker(MARKER) is not None and "suites" not in Path(item.path).parts
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if _public(item):
+        pin_threads()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """A training run that passed: what it printed (its figure), shown as pytest shows a
+    failure's output only."""
+    made: Any = yield
+    report = made.get_result()
+    if report.when == "call" and report.passed and _public(item):
+        for line in report.capstdout.splitlines():
+            if line.strip():
+                _say(f"  {item.name}: {line}")
 
 
 def _say(line: str) -> None:

@@ -49,6 +49,15 @@ class ArgRef:
     index: int
 
 
+@dataclass(frozen=True)
+class Usage:
+    """What one call cost: ``cpu`` seconds of CPU time (None where the runner cannot tell), and
+    ``waited`` seconds for its reply, the time its process waited for a busy CPU not counted."""
+
+    cpu: float | None
+    waited: float
+
+
 @dataclass
 class CallResult:
     """What one call into student code produced."""
@@ -59,6 +68,7 @@ class CallResult:
     stdout: str = ""
     stderr: str = ""
     seconds: float = 0.0
+    usage: Usage | None = None  # where the runner measures it (the sandbox does)
 
 
 # Kinds of StudentError, each with a fixed meaning for the report.
@@ -66,7 +76,7 @@ EXCEPTION = "exception"  # the student code raised; message has type, text, stud
 NOT_IMPLEMENTED = "not_implemented"  # NotImplementedError: the stub is still there
 MISSING_FUNCTION = "missing_function"  # the submission does not define the function
 LOAD_ERROR = "load_error"  # the submission could not be loaded (syntax, import, top-level error)
-TIMEOUT = "timeout"  # wall-clock or CPU limit
+TIMEOUT = "timeout"  # CPU time limit, or the wall-clock fallback
 MEMORY = "memory"  # address-space limit
 CRASH = "crash"  # killed by a signal (segfault, abort, ...)
 EXIT = "exit"  # the student code exited the worker (os._exit, sys.exit, SystemExit ...)
@@ -89,6 +99,7 @@ class StudentError(Exception):
         # rnngrade.results.model.Diagnosis objects (the trusted side's type)
         self.diagnosis: list[Any] = []
         self.hint = ""
+        self.usage: Usage | None = None  # what the failed call cost, where the runner measures it
 
     def __str__(self) -> str:
         return self.message
@@ -97,7 +108,7 @@ class StudentError(Exception):
         """The same failure (a memoised mutant's error is raised as a copy each time)."""
         clone = StudentError(self.kind, self.message, function=self.function,
                              stdout=self.stdout, stderr=self.stderr)
-        clone.diagnosis, clone.hint = list(self.diagnosis), self.hint
+        clone.diagnosis, clone.hint, clone.usage = list(self.diagnosis), self.hint, self.usage
         return clone
 
 

@@ -34,12 +34,12 @@ class ModuleProxy:
     runner: StudentRunner
     label: str = "student"
     calls: list[CallRecord] = field(default_factory=list)
-    timed_out: dict[str, tuple[str, tuple[float, float]]] = field(default_factory=dict)
+    timed_out: dict[str, tuple[str, tuple[float, float, float]]] = field(default_factory=dict)
     limits: Any = None  # a ``Limits`` set by ``use_limits``; None: the runner's own
 
     @property
     def call_seconds(self) -> float | None:
-        """Wall clock per call passed with every call; None: the runner's default."""
+        """CPU time per call passed with every call; None: the runner's default."""
         return None if self.limits is None else float(self.limits.call_seconds)
 
     def use_limits(self, limits: Any) -> None:
@@ -48,11 +48,13 @@ class ModuleProxy:
         self.limits = limits
         self.runner.use_limits(limits)
 
-    def _time_limits(self) -> tuple[float, float]:
-        """(wall clock per call, CPU per worker) now; infinite: the runner's default."""
+    def _time_limits(self) -> tuple[float, float, float]:
+        """(CPU per call, its wall-clock fallback, CPU per worker) now; infinite: the runner's
+        default."""
         if self.limits is None:
-            return math.inf, math.inf
-        return float(self.limits.call_seconds), float(self.limits.cpu_seconds)
+            return math.inf, math.inf, math.inf
+        return (float(self.limits.call_seconds), float(self.limits.wall_limit()),
+                float(self.limits.cpu_seconds))
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
