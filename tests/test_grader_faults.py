@@ -4,6 +4,7 @@ the submission is not graded, the student is told only that, the instructor gets
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -129,6 +130,12 @@ def test_a_renderer_that_fails_still_leaves_results_json(monkeypatch, tmp_path, 
     assert "the grader is broken" in capsys.readouterr().err
 
 
+def grade_rows(out: Path) -> dict[str, dict[str, str]]:
+    """grades.csv by student, read by column name."""
+    with (out / "grades.csv").open(newline="") as handle:
+        return {row["student_id"]: row for row in csv.DictReader(handle)}
+
+
 def test_batch_records_a_grader_fault_as_not_graded_and_grades_it_next_run(course_copy,
                                                                            tmp_path):
     """Subprocesses: the batch's workers must see the temporary course from their start."""
@@ -151,16 +158,14 @@ def test_batch_records_a_grader_fault_as_not_graded_and_grades_it_next_run(cours
 
     done = batch()
     assert done.returncode == ExitCode.GRADER, done.stderr[-3000:]
-    rows = {line.split(",")[0]: line.split(",") for line in
-            (out / "grades.csv").read_text().splitlines()[1:]}
+    rows = grade_rows(out)
     for student in ("reference", "buggy_feeds_a0"):
-        assert rows[student][-1] == "grader_error"
-        assert rows[student][2] == "" and rows[student][4] == ""  # no score, not even 0
+        assert rows[student]["status"] == "grader_error"
+        assert rows[student]["score"] == "" and rows[student]["percent"] == ""  # not even 0
     assert "grader error" in (out / "lab1" / "summary.html").read_text()
     (course_copy / "solutions/lab1/rnn.py").write_text(pristine)
     done = batch()
     assert done.returncode == ExitCode.OK, done.stderr[-3000:]
-    rows = {line.split(",")[0]: line.split(",") for line in
-            (out / "grades.csv").read_text().splitlines()[1:]}
-    assert rows["reference"][-1] == "graded" and rows["reference"][2] == "24"
-    assert rows["buggy_feeds_a0"][-1] == "graded"
+    rows = grade_rows(out)
+    assert rows["reference"]["status"] == "graded" and rows["reference"]["score"] == "24"
+    assert rows["buggy_feeds_a0"]["status"] == "graded"
