@@ -84,3 +84,26 @@ def test_a_planted_expected_value_never_appears_in_any_report(course_copy, tmp_p
         for form in ("271.8", "2.718", "2718", f"{PLANTED:.3g}", f"{PLANTED:.2e}"):
             assert form not in text, f"planted value leaked as {form!r}"
         assert "planted" in text  # the check itself is named
+
+
+def test_feedback_md_shows_a_students_angle_brackets_as_typed_and_never_as_html():
+    """A note, a title and a message holding "<", ">" and "&": rendered (CommonMark, as GitHub
+    and GitLab render feedback.md) each reads as written; the message's code fence holds it
+    verbatim; no tag of the student's becomes HTML, and no HTML entity appears in the raw file."""
+    from markdown_it import MarkdownIt
+
+    note = "x < y <script>alert(1)</script> AT&T"
+    result = sample_result(2)
+    result.notes = [note]
+    result.tests[1].message = "a_next: shape (5, 1) <b>expected</b> (5, 10) & more"
+    text = render_feedback_md(result)
+    assert "&lt;" not in text and "&gt;" not in text and "&amp;" not in text
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    html = [c.content for t in tokens for c in (t.children or []) if c.type == "html_inline"]
+    html += [t.content for t in tokens if t.type == "html_block"]
+    assert not any("script" in h or "<b>" in h for h in html), html
+    shown = ["".join(c.content for c in t.children or [] if c.type == "text")
+             for t in tokens if t.type == "inline"]
+    assert note in shown
+    fences = [t.content for t in tokens if t.type == "fence"]
+    assert any(result.tests[1].message in f for f in fences), fences

@@ -23,6 +23,7 @@ from .grading import assert_full_marks, assert_stub_verdict, grade_lab_source
 
 LAB = get_lab("lab12")
 MUTANTS = load_mutant_table(LAB.suite_dir() / "mutants.py")
+MUTANTS_BY_NAME = {m.name: m for m in MUTANTS}
 QUICK = ("sample_x_not_updated", "optimize_update_unclipped")
 CLASSIC = course_root() / "fixtures" / "submissions" / "lab12" / "classic"
 
@@ -39,6 +40,7 @@ CLASSIC_FILES: dict[str, tuple[str | None, frozenset[str]]] = {
     "sample_p_not_raveled.ipynb": ("sample_p_not_raveled", frozenset({"sample"})),
     "optimize_without_clipping.ipynb": ("optimize_without_clipping", frozenset({"optimize"})),
     "optimize_update_unclipped.py": ("optimize_update_unclipped", frozenset({"optimize"})),
+    "optimize_returns_unclipped.py": ("optimize_returns_unclipped", frozenset({"optimize"})),
 }
 QUICK_CLASSIC = ("complete.ipynb", "complete_export.py", "sample_p_not_raveled.ipynb")
 
@@ -142,3 +144,33 @@ def test_utils_helpers_are_the_courses_not_the_students():
     X, Y, a0 = [None, 3, 1, 20], [3, 1, 20, 0], rng.standard_normal((4, 1))
     assert built.module.f(X, Y, a0, p) == pytest.approx(reference.rnn_forward(X, Y, a0, p)[0],
                                                          rel=1e-12)
+
+
+# How optimize may treat clipping, as edits of the reference's optimize: each must be named by
+# its own mistake only, so the hint never says "not clipped before the update" of a step whose
+# update was clipped.
+_CLIPPING_STEP = ("    gradients = clip(gradients, 5)\n"
+                  "    update_parameters(parameters, gradients, learning_rate)\n")
+CLIPPING_VARIANTS = {
+    "optimize_returns_unclipped": ("    clipped = clip(gradients, 5)\n"
+                                   "    update_parameters(parameters, clipped, learning_rate)\n"),
+    "optimize_update_unclipped": ("    update_parameters(parameters, gradients, learning_rate)\n"
+                                  "    gradients = clip(gradients, 5)\n"),
+    "optimize_without_clipping": "    update_parameters(parameters, gradients, learning_rate)\n",
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(CLIPPING_VARIANTS))
+def test_each_clipping_mistake_of_optimize_is_named_alone_with_a_true_hint(tmp_path, mistake):
+    source = LAB.solution_path().read_text(encoding="utf-8")
+    assert source.count(_CLIPPING_STEP) == 1
+    result = grade_source(tmp_path, source.replace(_CLIPPING_STEP, CLIPPING_VARIANTS[mistake]))
+    failing = [t for t in result.tests if t.outcome not in ("passed", "skipped")]
+    assert failing and all(t.name.startswith("test_optimize") for t in failing), failing
+    for test in failing:
+        assert [d.name for d in test.diagnosis] == [mistake], (test.name, test.diagnosis)
+        assert test.hint == MUTANTS_BY_NAME[mistake].hint
+    if mistake == "optimize_returns_unclipped":
+        assert "parameters moved by" in failing[0].message
+        assert "before the update" not in failing[0].hint
+

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
 
@@ -114,6 +115,52 @@ def test_md_inline_leaves_no_markup_and_stays_readable():
         assert [t.type for t in tokens].count("bullet_list_open") == 1
         assert "ordered_list_open" not in [t.type for t in tokens]
         assert "blockquote_open" not in [t.type for t in tokens]
+
+
+HOSTILE_TEXT = [
+    "a < b and b > c, x <= y, AT & T",
+    "<script>alert(1)</script> <img src=x onerror=alert(1)> <!-- c --> <?php x ?>",
+    "</details><details open><summary>pwned</summary>",
+    "<https://evil.example> <mailto:x@y.z>",
+    "&lt;b&gt; &#60;i&#62; &amp; &#x3C;u&#x3E; &copy;",
+    "> a block quote? and \\<b> after a backslash",
+    "shape (5, 10) <- (5, 1)",
+]
+
+
+def _shown(markdown: str) -> str:
+    """The text a CommonMark renderer shows for one list item: its text, ``<br>`` as a line
+    break; any other HTML, link or image fails the test."""
+    tokens = check_markdown(f"- {markdown}\n", headings=[])
+    assert [t.type for t in tokens].count("bullet_list_open") == 1
+    assert "blockquote_open" not in [t.type for t in tokens]
+    inline = next(t for t in tokens if t.type == "inline")
+    shown = []
+    for child in inline.children or []:
+        if child.type == "html_inline":
+            assert child.content == "<br>", child.content
+            shown.append("\n")
+        else:
+            assert child.type in ("text", "softbreak"), child
+            shown.append(child.content)
+    return "".join(shown)
+
+
+@pytest.mark.parametrize("text", HOSTILE_TEXT)
+def test_md_inline_shows_angle_brackets_and_ampersands_as_typed_without_entities(text):
+    """Rendered (CommonMark, as GitHub and GitLab do) the text reads exactly as it was written,
+    and raw it holds no HTML entity: "<" is "<" (or "\\<" where it would open a tag)."""
+    escaped = md_inline(text)
+    assert _shown(escaped) == text
+    assert not re.search(r"(?<!\\)&[A-Za-z#]", escaped), escaped  # no live reference
+    for entity in ("&lt;", "&gt;", "&amp;"):
+        assert escaped.count(entity) == text.count(entity), escaped  # none added
+
+
+def test_md_inline_keeps_plain_comparisons_readable_raw():
+    assert md_inline("a < b and b > c, AT & T") == "a < b and b > c, AT & T"
+    assert md_inline("<b>x</b> &lt;") == "\\<b>x\\</b> \\&lt;"
+    assert md_inline("line one\n<i>two</i>") == "line one<br>\\<i>two\\</i>"
 
 
 def test_md_code_fence_is_longer_than_any_backtick_run():

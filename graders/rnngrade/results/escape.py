@@ -13,7 +13,9 @@ import re
 from rnngrade.results.sanitize import FIELD_LIMIT, clean_text
 
 # What makes inline Markdown live, each escaped with a backslash (CommonMark shows any escaped
-# ASCII punctuation literally) only where it could act, so that ordinary text stays readable:
+# ASCII punctuation literally, and GitHub and GitLab follow it) only where it could act, so that
+# ordinary text stays readable, raw or rendered. No HTML entities: inside a code span or fence
+# they would show as typed ("&lt;"), and raw text is read too.
 _MD_ALWAYS = r"\\`*\[\]|~@$!#"  # code, emphasis, links and images, tables, strikethrough,
 #                                   mentions and e-mail autolinks, math, headings, issue links
 _MD_LIVE = re.compile(
@@ -21,8 +23,10 @@ _MD_LIVE = re.compile(
     r"|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])"  # "_" opens emphasis only at a word's edge
     r"|:(?=\S)"  # "https://", "mailto:x", ":emoji:" (a colon before a space is plain)
     r"|(?<=www)\.|(?<=WWW)\."  # "www.example.org" autolinks
-    r"|^[-+=]"  # a list or a setext underline at the start of the text ("<" and ">" are
-)  #          entities, never markup)
+    r"|<(?=[A-Za-z/!?])"  # an HTML tag, comment or declaration, an autolink ("a < b" is plain)
+    r"|&(?=[A-Za-z#])"  # an entity or character reference ("&lt;", "&#60;"; "a & b" is plain)
+    r"|^[-+=>]"  # a list, a setext underline or a block quote at the start of the text
+)
 _ORDERED_LIST = re.compile(r"^(\d+)([.)])")  # "1." or "1)" at the start: an ordered list
 _BACKTICKS = re.compile(r"`+")
 CSV_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -34,7 +38,6 @@ def md_inline(value: object, limit: int = FIELD_LIMIT) -> str:
     text = clean_text(value, limit).replace("\t", " ").strip()
     text = _MD_LIVE.sub(lambda m: "\\" + m.group(0), text)
     text = _ORDERED_LIST.sub(r"\1\\\2", text)
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("\n", "<br>")
 
 

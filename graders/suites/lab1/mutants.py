@@ -60,6 +60,26 @@ MUTANTS = [
         edits=(("a_next = np.tanh(pre_activation)", "a_next = 1 / (1 + np.exp(-pre_activation))"),),
     ),
     Mutant(
+        name="cache_in_another_order",
+        function="rnn_cell_forward",
+        description="the cache holds a_prev before a_next: (a_prev, a_next, xt, parameters)",
+        hint="The backward pass of lab 2 unpacks the cache as (a_next, a_prev, xt, parameters): "
+        "check the order of the items in yours.",
+        edits=(("    cache = (a_next, a_prev, xt, parameters)\n",
+                "    cache = (a_prev, a_next, xt, parameters)\n"),),
+    ),
+    Mutant(
+        name="results_cast_to_float32",
+        function="rnn_forward",
+        description="a and y_pred are allocated in float32 whatever the dtype of x",
+        hint="Your results are float32 for float64 inputs, so they lose precision. Allocate a "
+        "and y_pred with the dtype of x (dtype=x.dtype).",
+        edits=(("a = np.zeros((n_a, m, T_x), dtype=x.dtype)",
+                "a = np.zeros((n_a, m, T_x), dtype=np.float32)"),
+               ("y_pred = np.zeros((n_y, m, T_x), dtype=x.dtype)",
+                "y_pred = np.zeros((n_y, m, T_x), dtype=np.float32)")),
+    ),
+    Mutant(
         name="loop_feeds_a0",
         function="rnn_forward",
         description="every step is fed the initial state a0 instead of the previous step's state",

@@ -6,7 +6,8 @@ import torch
 
 from rnngrade.grading.precision import promoted_oracle
 from rnngrade.harness.checks.devices import device_params
-from rnngrade.harness.checks.tolerance import Tolerance
+from rnngrade.harness.checks.tolerance import Tolerance, tolerance_for
+from rnngrade.harness.runner.base import StudentError
 
 SIZES = [  # (n_x, n_a, n_y, m, T_x): edge sizes m = 1, T_x = 1, n_a = 1 and a larger one
     pytest.param(3, 5, 2, 10, 4, id="n_x3-n_a5-n_y2-m10-T4"),
@@ -33,7 +34,7 @@ def make_parameters(rng, n_x, n_a, n_y, dtype=np.float64):
 
 
 def cell(m, xt, a_prev, p):
-    return m.head("rnn_cell_forward", 2, xt, a_prev, p)  # the cache is not checked here
+    return m.head("rnn_cell_forward", 2, xt, a_prev, p)  # the cache has tests of its own
 
 
 def sequence(m, x, a0, p):
@@ -133,6 +134,149 @@ def test_rnn_forward_float32(check, rng):
     a0 = rng.standard_normal((5, 4)).astype(np.float32)
     check.expect("rnn_forward (float32 inputs)", sequence, (x, a0, p), names=("a", "y_pred"),
                  time_axis=2)
+
+
+# ------------------------------------------------------------------ caches
+# lab2's backward passes read these caches, so their layout is graded here, where it is written:
+# rnn_cell_forward's docstring fixes `cache = (a_next, a_prev, xt, parameters)` and
+# rnn_forward's `caches = (list of the cell caches, x)`. A probe names what each item holds
+# (the function's own outputs and arguments), so a cache is judged on its layout alone: wrong
+# values in a_next cost points in the value tests, not here.
+
+CELL_CACHE = "(a_next, a_prev, xt, parameters)"
+
+
+def _same(got, want, tol):
+    """Whether ``got`` holds ``want``: arrays close within ``tol``, dicts and sequences item by
+    item, anything else equal."""
+    if isinstance(want, np.ndarray):
+        return (isinstance(got, np.ndarray) and got.shape == want.shape
+                and got.dtype.kind in "fc" and np.allclose(got, want, rtol=tol.rtol,
+                                                           atol=tol.atol, equal_nan=True))
+    if isinstance(want, dict):
+        return (isinstance(got, dict) and set(got) == set(want)
+                and all(_same(got[k], want[k], tol) for k in want))
+    if isinstance(want, tuple | list):
+        return (isinstance(got, tuple | list) and len(got) == len(want)
+                and all(_same(g, w, tol) for g, w in zip(got, want)))
+    return type(got) is type(want) and got == want
+
+
+def _kind(value):
+    """A word for a value that is none of the expected ones (never the student's own text)."""
+    if value is None:
+        return "None"
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {tuple(int(n) for n in value.shape)}"
+    if isinstance(value, tuple | list):
+        return f"a {type(value).__name__} of {len(value)} items"
+    if isinstance(value, dict):
+        return f"a dict of {len(value)} items"
+    return "another value"
+
+
+def _layout(cache, named, tol):
+    """``"(a_next, a_prev, …)"``: for each item of ``cache``, the first name in ``named`` whose
+    value it holds."""
+    if not isinstance(cache, tuple | list):
+        return _kind(cache)
+    items = [next((name for name, value in named.items() if _same(item, value, tol)),
+                  _kind(item)) for item in cache]
+    return "(" + ", ".join(items) + ")"
+
+
+def _triple(result):
+    return tuple(result) if isinstance(result, tuple | list) and len(result) == 3 else None
+
+
+def cell_cache_layout(m, xt, a_prev, p):
+    """What each item of rnn_cell_forward's cache holds."""
+    result = _triple(m.rnn_cell_forward(xt, a_prev, p))
+    if result is None:
+        return "no cache: rnn_cell_forward does not return (a_next, yt_pred, cache)"
+    a_next, yt_pred, cache = result
+    named = {"a_next": a_next, "a_prev": a_prev, "xt": xt, "parameters": p, "yt_pred": yt_pred}
+    return _layout(cache, named, tolerance_for(xt))
+
+
+def forward_caches_layout(m, x, a0, p):
+    """What rnn_forward's caches hold: ``(the T_x step caches in order, x)`` when item t of the
+    list is the cache of step t as the module's own rnn_cell_forward returns it (run from a0 on
+    the trusted side), or in the classic layout on the states rnn_forward returns; so
+    rnn_forward is judged by how it collects the caches, whatever its cell's layout."""
+    result = _triple(m.rnn_forward(x, a0, p))
+    if result is None:
+        return "no caches: rnn_forward does not return (a, y_pred, caches)"
+    a, _, caches = result
+    if not isinstance(caches, tuple | list) or len(caches) != 2:
+        return _kind(caches)
+    steps, inputs = caches
+    T_x = x.shape[2]
+    if not isinstance(steps, list | tuple):
+        listed = _kind(steps)
+    elif len(steps) != T_x:
+        listed = f"a {type(steps).__name__} of {len(steps)} caches"
+    else:
+        candidates = _step_caches(m, x, a0, p, a)
+        found = [_step_of(entry, candidates) for entry in steps]
+        listed = (f"the {T_x} step caches in order" if found == list(range(T_x)) else
+                  "the caches of steps [" + ", ".join("?" if s is None else str(s)
+                                                      for s in found) + "]")
+    return f"({listed}, {'x' if _same(inputs, x, tolerance_for(x)) else _kind(inputs)})"
+
+
+def _step_caches(m, x, a0, p, a):
+    """For each step t, the caches that may stand for it: the classic one on the states ``a``
+    rnn_forward returned, and the one the module's own rnn_cell_forward returns at step t of the
+    sequence run from a0 (where that cell runs). The calls made here are the probe's, not
+    rnn_forward's: they are left out of the check of changed arguments."""
+    T_x = x.shape[2]
+    options = [[] for _ in range(T_x)]
+    if isinstance(a, np.ndarray) and a.shape == (a0.shape[0], a0.shape[1], T_x):
+        before = [a0] + [a[:, :, t] for t in range(T_x - 1)]
+        for t in range(T_x):
+            options[t].append((a[:, :, t], before[t], x[:, :, t], p))
+    logged = len(m.calls)
+    try:
+        state = a0
+        for t in range(T_x):
+            own = _triple(m.rnn_cell_forward(x[:, :, t], state, p))
+            if own is None:
+                break
+            options[t].append(own[2])
+            state = own[0]
+    except StudentError:  # missing or broken: only the classic layout can stand for a step
+        pass
+    finally:
+        del m.calls[logged:]
+    return options
+
+
+def _step_of(entry, candidates):
+    """The step whose cache ``entry`` is, or None."""
+    for t, options in enumerate(candidates):
+        if any(_same(entry, option, tolerance_for(entry, option)) for option in options):
+            return t
+    return None
+
+
+@pytest.mark.parametrize("n_x, n_a, m", [(3, 5, 10), (4, 4, 1)], ids=["n_x3-n_a5-m10",
+                                                                    "n_x4-n_a4-m1"])
+def test_rnn_cell_forward_cache(check, rng, n_x, n_a, m):
+    """The cache in the classic layout; n_x = n_a leaves only the values to tell xt from
+    a_prev."""
+    p = make_parameters(rng, n_x, n_a, 3)
+    xt, a_prev = rng.standard_normal((n_x, m)), rng.standard_normal((n_a, m))
+    check.expect(f"rnn_cell_forward cache, in the layout {CELL_CACHE}", cell_cache_layout,
+                 (xt, a_prev, p))
+
+
+@pytest.mark.parametrize("T_x", [4, 1], ids=lambda t: f"T{t}")
+def test_rnn_forward_caches(check, rng, T_x):
+    p = make_parameters(rng, 3, 5, 2)
+    x, a0 = rng.standard_normal((3, 4, T_x)), rng.standard_normal((5, 4))
+    check.expect("rnn_forward caches, in the layout (list of the step caches, x)",
+                 forward_caches_layout, (x, a0, p))
 
 
 def torch_rnn(X, W_h, W_x, b, h0):

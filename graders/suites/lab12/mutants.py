@@ -92,9 +92,22 @@ MUTANTS = [
         ),
     ),
     Mutant(
+        name="optimize_returns_unclipped",
+        function="optimize",
+        description="the update uses the clipped gradients, but the unclipped ones are returned",
+        hint="Your parameters moved by the clipped gradients, but optimize returned the "
+        "unclipped ones: return the gradients that clip returned.",
+        edits=(
+            ("    gradients = clip(gradients, 5)\n"
+             "    update_parameters(parameters, gradients, learning_rate)\n",
+             "    clipped = clip(gradients, 5)\n"
+             "    update_parameters(parameters, clipped, learning_rate)\n"),
+        ),
+    ),
+    Mutant(
         name="optimize_without_clipping",
         function="optimize",
-        description="the gradients are not clipped before the update (nor when returned)",
+        description="the gradients are not clipped: neither the update nor the returned ones",
         hint="optimize must clip the gradients with your clip at 5 between the backward pass "
         "and the update, and return the clipped gradients.",
         edits=(("    gradients = clip(gradients, 5)\n", ""),),

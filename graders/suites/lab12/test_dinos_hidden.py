@@ -131,10 +131,43 @@ def test_sample_other_vocabulary(check, rng, ending):
 
 # ------------------------------------------------------------------ optimize
 
+MOVED_BY = "parameters moved by"  # which gradients the update used, as the step's outputs show
+RETURNED = "−learning_rate × the returned gradients"
+RETURNED_CLIPPED = "−learning_rate × the returned gradients clipped to ±5"
+OTHER = "something other than −learning_rate × the returned gradients"
+
+
 def optimize_probe(m, X, Y, a_prev, parameters, learning_rate, own_clip):
+    """The helper's outputs of one step, and which gradients moved the parameters: a step that
+    returns unclipped gradients but updates with clipped ones, and one that updates with the
+    unclipped ones too, return the same gradients; only this output tells them apart."""
     if not m.has("optimize"):  # reported as missing, as any missing function is
         return m.optimize(X, Y, a_prev, parameters, learning_rate)
-    return m.helper("optimize", X, Y, a_prev, parameters, learning_rate, own_clip)
+    step = m.helper("optimize", X, Y, a_prev, parameters, learning_rate, own_clip)
+    if not isinstance(step, dict):
+        return step
+    return {**step, MOVED_BY: moved_by(parameters, step.get("parameters"),
+                                       step.get("gradients"), learning_rate)}
+
+
+def moved_by(before: dict, after: object, gradients: object, learning_rate: float) -> str:
+    """Which of RETURNED, RETURNED_CLIPPED, OTHER the parameters moved by; RETURNED when the
+    outputs cannot tell (missing keys, wrong shapes: the other outputs fail then)."""
+    if not isinstance(after, dict) or not isinstance(gradients, dict):
+        return RETURNED
+    steps = []
+    for key in before:
+        was, now, grad = before[key], after.get(key), gradients.get("d" + key)
+        if not all(isinstance(v, np.ndarray) and v.shape == was.shape for v in (now, grad)):
+            return RETURNED
+        steps.append((was, now, grad))
+    tol = tolerance_for(before["Wax"])
+
+    def moved(clip: bool) -> bool:
+        return all(np.allclose(now, was - learning_rate * (np.clip(g, -5, 5) if clip else g),
+                               rtol=tol.rtol, atol=tol.atol) for was, now, g in steps)
+
+    return RETURNED if moved(False) else RETURNED_CLIPPED if moved(True) else OTHER
 
 
 def optimize_args(rng: np.random.Generator, n_a: int, length: int, scale: float,
