@@ -110,7 +110,7 @@ def test_a_new_lab_grades_without_engine_changes(toy: Path, tmp_path: Path):
     (TOY_LAB.replace("title: \"Toy: doubling\"\n", ""), "missing field(s) title"),
     (TOY_LAB + "points: 3\n", "unknown field(s) points"),
     (TOY_LAB.replace("budget_seconds: 30", "budget_seconds: -1"), "budget_seconds must"),
-    (TOY_LAB.replace("call_seconds: 2.5", "wall_seconds: 2.5"), "unknown limit 'wall_seconds'"),
+    (TOY_LAB.replace("call_seconds: 2.5", "wall_secs: 2.5"), "unknown limit 'wall_secs'"),
     (TOY_LAB.replace("1 GiB", "lots"), "memory_bytes must be a number of bytes"),
     (TOY_LAB.replace("call_seconds: 2.5", "call_seconds: 0"), "call_seconds must be a positive"),
 ])

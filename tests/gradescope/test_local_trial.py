@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from rnngrade.gradescope.scripts import torch_install
+from rnngrade.grading.rubric import load_rubric
+from rnngrade.labs import get_lab
 from rnngrade.release.build import TORCH_VERSION
 
 from .conftest import SUBMISSIONS, valid_results
@@ -105,7 +107,10 @@ def unpack(trial: Trial) -> None:
     """docs/GRADESCOPE.md: build the bundle, lay out the trial's /autograder, unzip."""
     built = trial.sh(f"rnngrade gradescope --lab lab1 --out {trial.root}/bundle")
     assert built.returncode == 0, built.stderr
-    assert "13 visible" in built.stdout  # the rubric's visibilities, counted
+    rubric = load_rubric(get_lab("lab1").suite_dir() / "rubric.yaml")
+    visible = sum(entry.visibility == "visible" for entry in rubric.entries.values())
+    assert visible == len(rubric.entries)  # public tests are shown at once
+    assert f"{visible} visible" in built.stdout  # the rubric's visibilities, counted
     (trial.ag / "source").mkdir(parents=True)
     (trial.ag / "submission").mkdir()
     with zipfile.ZipFile(trial.root / "bundle" / "autograder.zip") as bundle:

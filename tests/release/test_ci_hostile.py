@@ -45,13 +45,14 @@ def test_a_forged_fence_heading_and_image_stay_inert_in_the_comment(release_copy
                  release_copy / "assignments" / "lab1" / "rnn.py")
     assert run_ci(release_copy, tmp_path / "out") == ExitCode.OK
     capsys.readouterr()
-    # softmax and the honest rnn_forward (graded with a correct cell in place of the attacked one)
+    # softmax and the honest rnn_forward (graded with a correct cell in place of the attacked
+    # one); the attacked cell fails its cache test too
     check_reports(tmp_path / "out" / "lab1", 12.0)
     for body in ((tmp_path / "out" / "pr_comment.md").read_text(), actions.read_text()):
         tokens = check_markdown(body, ["🤖 rnngrade feedback", f"{LAB1_TITLE}: 12 / 24",
                                        "What to fix"])
         assert "every hidden test passes" in body  # shown, as text in a code block
-        assert table_rows(tokens) == [f"{LAB1_TITLE} | **12 / 24** | 5 tests to fix"]
+        assert table_rows(tokens) == [f"{LAB1_TITLE} | **12 / 24** | 6 tests to fix"]
 
 
 def test_a_file_name_cannot_emit_a_workflow_command(release_copy, actions, tmp_path, capsys,
