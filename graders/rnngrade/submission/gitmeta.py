@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from rnngrade.errors import SubmissionError
 from rnngrade.results.text import clean_name
 from rnngrade.submission.tree import kind_of
 
@@ -42,8 +43,9 @@ _COMMIT, _OFS_DELTA, _REF_DELTA = 1, 6, 7
 _TYPES = {1: "commit", 2: "tree", 3: "blob", 4: "tag"}
 
 
-class Unreadable(Exception):
-    """Why the ``.git`` folder gives no answer, in the grader's words (for a note)."""
+class Unreadable(SubmissionError):
+    """Why the ``.git`` folder gives no answer, in the grader's words (for a note); never leaves
+    this module."""
 
 
 @dataclass(frozen=True)
