@@ -91,6 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
     _course_option(ci)
     ci.add_argument("--student", help="whose extensions in the course file apply (default: the "
                                       "pull request's author)")
+    ci.add_argument("--submitted-at", metavar="TIME",
+                    help="when GitHub received the work (ISO time or seconds since 1970; default: "
+                         "the event's pull_request.updated_at or repository.pushed_at)")
+    ci.add_argument("--trust-commit-time", action="store_true",
+                    help="without a time from GitHub, time a lab with a late penalty by HEAD's "
+                         "commit date (the student's machine sets it)")
     _budget_option(ci)
 
     batch = sub.add_parser("batch", help="grade a folder of submissions (one per student) into "

@@ -247,3 +247,164 @@ def test_a_class_of_copied_file_times_is_warned_about():
     [both] = file_time_warnings(copied, late=3)
     assert "within 1 minute" in both and "3 of the 3" in both
     assert file_time_warnings(copied[:2], late=2) == []  # two students are no class
+
+
+# A student's .git is hostile input: each attack below once stalled the batch, filled the
+# grader's temporary folder or made git inflate hundreds of MiB outside the sandbox.
+
+MIB = 1 << 20
+BOUNDED = """
+import json, sys
+from pathlib import Path
+from rnngrade.course.times import find_time
+found = find_time(Path(sys.argv[1]), "mallory", {})
+print(json.dumps({"at": found.time.at.isoformat() if found.time else None, "note": found.note}))
+"""
+
+
+def bounded_find_time(entry: Path, tmp: Path, *, memory: int = 512 * MIB,
+                      written: int = MIB) -> dict[str, str | None]:
+    """``find_time`` in a child process that may use ``memory`` bytes of address space and write
+    no file larger than ``written`` (its temporary folder is ``tmp``); what it found."""
+    import resource
+    import sys
+
+    def limits() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (written, written))
+
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    done = subprocess.run([sys.executable, "-c", BOUNDED, str(entry)], preexec_fn=limits,
+                          env=env, capture_output=True, text=True, check=False, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def clone(tmp_path: Path, name: str = "mallory") -> Path:
+    repo = tmp_path / name
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "rnn.py").write_text("x = 1\n")
+    git(repo, "add", "rnn.py")
+    git(repo, "commit", "-qm", "done", date="2026-09-21T21:30:00+00:00")
+    return repo
+
+
+HEAD_TIME = "2026-09-21T21:30:00+00:00"
+
+
+@needs_git
+def test_a_sparse_300_mib_file_under_refs_is_never_copied(tmp_path):
+    repo = clone(tmp_path)
+    huge = repo / ".git" / "refs" / "tags" / "huge"
+    with huge.open("wb") as sparse:
+        sparse.truncate(300 * MIB)  # costs no disk
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    found = bounded_find_time(repo, scratch)
+    assert found == {"at": HEAD_TIME, "note": ""}  # read in place, nothing written
+    assert list(scratch.iterdir()) == []
+    (repo / ".git" / "refs" / "heads" / "main").unlink()  # HEAD's ref itself the huge file
+    os.link(huge, repo / ".git" / "refs" / "heads" / "main")
+    found = bounded_find_time(repo, scratch)
+    assert found["at"] is None and "refs/heads/main is larger than 4 KiB" in found["note"]
+
+
+@needs_git
+@pytest.mark.parametrize("how", ["fifo", "link to a fifo", "link out"])
+def test_heads_ref_as_a_pipe_or_a_link_is_no_time_with_a_note_and_no_wait(tmp_path, how):
+    repo = clone(tmp_path)
+    ref = repo / ".git" / "refs" / "heads" / "main"
+    ref.unlink()
+    if how == "fifo":
+        os.mkfifo(ref)
+    elif how == "link to a fifo":
+        os.mkfifo(tmp_path / "pipe")
+        ref.symlink_to(tmp_path / "pipe")  # git would open it and wait for a writer
+    else:
+        other = clone(tmp_path, "other")
+        ref.symlink_to(other / ".git" / "refs" / "heads" / "main")
+    stamp(repo / "rnn.py", dt.datetime(2026, 9, 25, tzinfo=UTC))
+    found = find_time(repo, "mallory", {})
+    assert found.time is None
+    why = "named pipe" if how == "fifo" else "symbolic link"
+    assert found.note.startswith("its .git folder gives no time: refs/heads/main: ")
+    assert why in found.note
+    fallback = find_time(repo, "mallory", {}, TimesFrom.FILES)
+    assert fallback.time == SubmissionTime(dt.datetime(2026, 9, 25, tzinfo=UTC), TimeSource.FILE)
+
+
+@needs_git
+def test_a_commit_object_that_inflates_to_768_mib_is_not_inflated(tmp_path):
+    import zlib
+
+    repo = clone(tmp_path)
+    lines = (b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n"
+             b"committer s <s@x> 1790000000 +0000\n\n")
+    zeros = 768
+    head = b"commit %d\0" % (len(lines) + zeros * MIB) + lines
+    comp = zlib.compressobj(9)
+    start = comp.compress(head) + comp.flush(zlib.Z_FULL_FLUSH)
+    block = comp.compress(bytes(MIB)) + comp.flush(zlib.Z_FULL_FLUSH)  # the same after a reset
+    check = zlib.adler32(head)
+    for _ in range(zeros):
+        check = zlib.adler32(bytes(MIB), check)
+    sha = "ab" * 20
+    loose = repo / ".git" / "objects" / sha[:2] / sha[2:]
+    loose.parent.mkdir(exist_ok=True)
+    with loose.open("wb") as out:
+        out.write(start)
+        for _ in range(zeros):
+            out.write(block)
+        out.write(comp.flush()[:-4] + check.to_bytes(4, "big"))
+    assert loose.stat().st_size < MIB  # 0.8 MB on disk, 768 MiB inflated
+    (repo / ".git" / "refs" / "heads" / "main").write_text(sha + "\n")
+    found = bounded_find_time(repo, tmp_path, memory=512 * MIB)
+    assert found["at"] is None
+    assert f"inflates to {len(lines) + zeros * MIB} bytes, more than 64 KiB" in found["note"]
+
+
+@needs_git
+@pytest.mark.parametrize("attack", ["gitdir file", "impossible ref", "dangling ref",
+                                    "not a commit", "damaged object"])
+def test_a_git_folder_that_cannot_be_read_safely_is_no_time_with_a_note(tmp_path, attack):
+    repo = clone(tmp_path)
+    git_dir = repo / ".git"
+    expected = {"gitdir file": ".git is a file, not a folder",
+                "impossible ref": "HEAD names an impossible ref ('refs/heads/../../../etc')",
+                "dangling ref": "refs/heads/gone does not exist",
+                "not a commit": "HEAD names a blob, not a commit",
+                "damaged object": "the commit object is damaged"}[attack]
+    if attack == "gitdir file":
+        shutil.rmtree(git_dir)
+        git_dir.write_text(f"gitdir: {clone(tmp_path, 'other') / '.git'}\n")
+    elif attack == "impossible ref":
+        (git_dir / "HEAD").write_text("ref: refs/heads/../../../etc\n")
+    elif attack == "dangling ref":
+        (git_dir / "HEAD").write_text("ref: refs/heads/gone\n")
+    else:
+        blob = subprocess.run(["git", "hash-object", "-w", "rnn.py"], cwd=repo, check=True,
+                              capture_output=True, text=True).stdout.strip()
+        if attack == "damaged object":
+            path = git_dir / "objects" / blob[:2] / blob[2:]
+            path.chmod(0o644)
+            path.write_bytes(b"not zlib at all")
+        (git_dir / "refs" / "heads" / "main").write_text(blob + "\n")
+    found = find_time(repo, "mallory", {})
+    assert found.time is None and expected in found.note, found.note
+
+
+@needs_git
+def test_a_packed_clone_gives_its_head_commit_time(tmp_path):
+    repo = clone(tmp_path)
+    for day in (22, 23):
+        (repo / "rnn.py").write_text(f"x = {day}\n")
+        git(repo, "commit", "-qam", "more", date=f"2026-09-{day}T08:00:00+00:00")
+    git(repo, "gc", "-q")  # every object in a pack, every ref in packed-refs
+    assert not (repo / ".git" / "refs" / "heads" / "main").exists()
+    assert list((repo / ".git" / "objects" / "pack").glob("*.idx"))
+    assert git_commit_time(repo) == dt.datetime(2026, 9, 23, 8, tzinfo=UTC)
+    copy = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(copy)],
+                   check=True, capture_output=True)
+    assert git_commit_time(copy) == dt.datetime(2026, 9, 23, 8, tzinfo=UTC)

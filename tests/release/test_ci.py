@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import shutil
@@ -25,10 +26,10 @@ from rnngrade.ci.run import (
 from rnngrade.ci.run import run_ci as ci_run
 from rnngrade.cli import main
 from rnngrade.diagnosis.mutants import strip_markers
-from rnngrade.errors import ExitCode
+from rnngrade.errors import ExitCode, UsageError
 from rnngrade.labs import get_lab
 
-from ..conftest import SUBMISSIONS
+from ..conftest import ROOT, SUBMISSIONS
 
 LAB1 = get_lab("lab1")
 
@@ -214,6 +215,12 @@ def test_labs_come_from_the_title_the_branch_pushed_or_checked_out(tmp_path):
     (tmp_path / "elsewhere").write_text("ref: refs/heads/lab3\n")
     (tmp_path / ".git" / "HEAD").symlink_to(tmp_path / "elsewhere")
     assert labs({}) == [] and checkout_branch(tmp_path) == ""  # never read through a link
+    (tmp_path / ".git" / "HEAD").unlink()
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/../../lab3\n")
+    assert labs({}) == [] and checkout_branch(tmp_path) == ""  # not a ref git could write
+    (tmp_path / ".git" / "HEAD").unlink()
+    os.mkfifo(tmp_path / ".git" / "HEAD")
+    assert checkout_branch(tmp_path) == ""  # a pipe is not waited on
     choice = choose_labs(CiOptions(submission=tmp_path), pull("done", "work"), None, None)
     assert choice.looked[0].startswith("the files the pull request changes: not asked (no token")
 
@@ -283,33 +290,121 @@ def _commit_at(checkout: Path, when: str) -> None:
         subprocess.run(["git", *command], cwd=checkout, env=env, check=True)
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-@pytest.mark.parametrize(("extension", "late_days"), [("", 2), ("extensions: {bob: {lab1: 3}}", 0)])
-def test_a_course_file_applies_its_late_policy_from_the_commit_time(tmp_path, checkout,
-                                                                    monkeypatch, extension,
-                                                                    late_days):
+LATE_POLICY = ("late_policy: {penalty_per_day: 10}\n"
+               "labs:\n  lab1: {due: 2026-09-21T23:59:00+00:00}\n")
+
+
+def _late_run(tmp_path: Path, checkout: Path, monkeypatch: pytest.MonkeyPatch, *extra: str,
+              extension: str = "", pull: dict | None = None) -> tuple[int, Path]:
+    """``rnngrade ci`` on lab1 with a 10 %-a-day late policy, for a pull request by bob whose
+    event carries ``pull``; the exit code and the output folder."""
     for key in ("GITHUB_TOKEN", "GITHUB_EVENT_PATH", "GITHUB_STEP_SUMMARY", "GITHUB_REPOSITORY"):
         monkeypatch.delenv(key, raising=False)
-    _commit_at(checkout, "2026-09-23T10:00:00+00:00")  # 1 day 10 h after the due time
     course = tmp_path / "course.yaml"
-    course.write_text("late_policy: {penalty_per_day: 10}\n"
-                      "labs:\n  lab1: {due: 2026-09-21T23:59:00+00:00}\n" + extension + "\n")
+    course.write_text(LATE_POLICY + extension + "\n")
     event = tmp_path / "event.json"
-    event.write_text(json.dumps({"pull_request": {"number": 3, "title": "lab1",
-                                                  "head": {"ref": "lab1", "sha": "ab"},
-                                                  "user": {"login": "bob"}}}))
+    event.write_text(json.dumps({"pull_request": {
+        "number": 3, "title": "lab1", "head": {"ref": "lab1", "sha": "ab"},
+        "user": {"login": "bob"}, **(pull or {})}}))
     out = tmp_path / "out"
-    assert main(["ci", "--submission", str(checkout), "--out", str(out), "--event", str(event),
-                 "--inprocess", "--device", "cpu", "--course", str(course)]) == ExitCode.OK
+    code = main(["ci", "--submission", str(checkout), "--out", str(out), "--event", str(event),
+                 "--inprocess", "--device", "cpu", "--course", str(course), *extra])
+    return code, out
+
+
+def notes(out: Path) -> str:
+    """The notes of lab1's results.json: what the feedback says about time and lateness."""
+    return "\n".join(json.loads((out / "lab1" / "results.json").read_text())["notes"])
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.parametrize(("extension", "late_days"), [("", 2), ("extensions: {bob: {lab1: 3}}", 0)])
+def test_a_back_dated_commit_is_timed_by_when_github_got_the_pull_request(tmp_path, checkout,
+                                                                          monkeypatch, extension,
+                                                                          late_days):
+    _commit_at(checkout, "2026-09-20T23:00:00+00:00")  # a day before the due time: a claim
+    code, out = _late_run(tmp_path, checkout, monkeypatch, extension=extension,
+                          pull={"updated_at": "2026-09-23T10:00:00Z"})  # 1 day 10 h late
+    assert code == ExitCode.OK
     result = json.loads((out / "lab1" / "results.json").read_text())
-    feedback = (out / "lab1" / "feedback.md").read_text()
-    assert "from the git commit time" in feedback
+    feedback = notes(out)
+    assert "Submitted 2026-09-23 10:00 UTC (from the time GitHub recorded)" in feedback
+    assert "the student's claim" not in feedback
     graded = sum(t["score"] for t in result["tests"])  # the tests keep their own points
     if late_days:
         assert "2 days late" in feedback
         assert result["score"] == pytest.approx(graded - 0.2 * 24)
     else:
         assert "on time" in feedback and result["score"] == pytest.approx(graded)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_without_a_time_from_github_a_late_policy_refuses_the_commits_date(tmp_path, checkout,
+                                                                         monkeypatch, capsys):
+    _commit_at(checkout, "2026-09-20T23:00:00+00:00")
+    code, out = _late_run(tmp_path, checkout, monkeypatch)  # the event has no updated_at
+    assert code == ExitCode.USAGE and not out.exists()  # nothing graded, nothing written
+    err = capsys.readouterr().err
+    assert "lab1 is due 2026-09-21 23:59 UTC with a late penalty" in err
+    assert "only the commit's date, which the student's machine sets" in err
+    for fix in ("--grading-workflow", "--submitted-at TIME", "--trust-commit-time"):
+        assert fix in err
+
+    # the instructor's own time wins over the event's; a time that is none is their mistake
+    code, out = _late_run(tmp_path, checkout, monkeypatch, "--submitted-at", "yesterday")
+    assert code == ExitCode.USAGE and "--submitted-at 'yesterday'" in capsys.readouterr().err
+    code, out = _late_run(tmp_path, checkout, monkeypatch, "--submitted-at", "1790035200",
+                          pull={"updated_at": "2026-09-30T00:00:00Z"})
+    assert code == ExitCode.OK
+    feedback = notes(out)
+    assert "Submitted 2026-09-22 00:00 UTC (from the time GitHub recorded)" in feedback
+    assert "1 day late" in feedback
+
+    # allowed by the instructor: the commit's date, marked as the student's claim
+    shutil.rmtree(out)
+    code, out = _late_run(tmp_path, checkout, monkeypatch, "--trust-commit-time")
+    assert code == ExitCode.OK
+    feedback = notes(out)
+    assert "Submitted 2026-09-20 23:00 UTC (from the git commit time)" in feedback
+    assert "the student's claim, not a time GitHub recorded" in feedback
+
+
+def test_the_event_gives_githubs_time_never_the_commits():
+    from rnngrade.ci.when import event_time, parse_submitted_at
+
+    utc = dt.timezone.utc
+    assert event_time({"pull_request": {"updated_at": "2026-09-23T10:00:00Z"}}) == \
+        dt.datetime(2026, 9, 23, 10, tzinfo=utc)
+    push = {"pusher": {"name": "bob"}, "repository": {"pushed_at": 1790035200},
+            "head_commit": {"timestamp": "2026-09-01T00:00:00+00:00"}}
+    assert event_time(push) == dt.datetime(2026, 9, 22, tzinfo=utc)
+    del push["repository"]
+    assert event_time(push) is None  # the commit's own timestamp is never read
+    for odd in ({"pull_request": {"updated_at": True}}, {"pull_request": {"updated_at": "soon"}},
+                {"pull_request": {"updated_at": "9999-12-31T23:59:59-23:59"}},
+                {"pull_request": "x"}, {"issue": {"number": 3}}):
+        assert event_time(odd) is None
+    assert parse_submitted_at("") is None and parse_submitted_at(None) is None
+    assert parse_submitted_at("2026-09-22T02:00:00+02:00") == dt.datetime(2026, 9, 22, tzinfo=utc)
+    assert parse_submitted_at("2026-09-22T00:00:00") == dt.datetime(2026, 9, 22, tzinfo=utc)
+    for bad in ("soon", "99999999999999999999", "1969-07-20T20:17:00Z"):
+        with pytest.raises(UsageError, match="--submitted-at"):
+            parse_submitted_at(bad)
+
+
+def test_the_grading_workflow_passes_githubs_time():
+    import shlex
+
+    import yaml
+
+    data = yaml.safe_load((ROOT / "templates" / "workflows" / "grading.yml").read_text())
+    (grade,) = [step for step in data["jobs"]["grade"]["steps"]
+                if "rnngrade ci" in step.get("run", "")]
+    assert grade["env"]["SUBMITTED_AT"] == ("${{ github.event.pull_request.updated_at || "
+                                            "github.event.repository.pushed_at }}")
+    command = shlex.split(grade["run"])
+    assert command[command.index("--submitted-at") + 1] == "$SUBMITTED_AT"
+    assert "--trust-commit-time" not in command
 
 
 def test_a_broken_course_file_is_a_usage_error(tmp_path, checkout, capsys):

@@ -8,11 +8,13 @@ else in the name of the branch pushed (``GITHUB_REF_NAME``) or checked out. Find
 2 (``ExitCode.USAGE``: the run needs ``--lab``), with every place looked at. Each lab is graded from
 the checkout (the lab's ``.py`` file when the student changed it, else the lab's notebook), the
 reports go to ``--out/labN/``, the comment body to ``--out/pr_comment.md`` and the job summary; with
-a token the comment is posted, or updated when an earlier run posted one.
+a token the comment is posted, or updated when an earlier run posted one. With a course file the
+late policy applies, timed by GitHub's record of the push or pull request (``ci.when``).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -25,11 +27,14 @@ from typing import Any
 
 from rnngrade.ci.comment import render_pr_comment
 from rnngrade.ci.github import MARKER, GitHubClient, GitHubError, commands_stopped
+from rnngrade.ci.when import CLAIM, ci_timing, parse_submitted_at, timed
 from rnngrade.course.config import Course, find_course
+from rnngrade.course.times import TimeSource, Timing
 from rnngrade.errors import ExitCode, GraderError, RnngradeError, error_line, exit_code_for
 from rnngrade.labs import LABS, Lab, get_lab
 from rnngrade.results.escape import log_line
 from rnngrade.results.model import GradeResult, Status
+from rnngrade.submission.gitmeta import checked_out_branch
 
 _LAB_PATH = re.compile(r"^assignments/(lab\d+)/")
 _LAB_WORD = re.compile(r"(?<![a-z0-9])lab[\s_-]?(\d+)(?!\d)", re.IGNORECASE)
@@ -56,6 +61,8 @@ class CiOptions:
     student: str = ""  # whose extensions apply (default: the pull request's author)
     head_ref: str = ""  # the pull request's branch when the event has none ($GITHUB_HEAD_REF)
     ref_name: str = ""  # the branch pushed ($GITHUB_REF_NAME)
+    submitted_at: dt.datetime | None = None  # GitHub's time for the work (None: the event's)
+    trust_commit_time: bool = False  # a commit's date may time a lab whose lateness costs points
     retries: int = 4
     backoff: float = 1.0
 
@@ -162,18 +169,9 @@ class LabChoice:
 
 
 def checkout_branch(checkout: Path) -> str:
-    """The branch checked out in ``checkout`` ("" when detached or not a clone): ``.git/HEAD``
-    is read as text (at most 1 KiB, never through a link); git is not run."""
-    git = checkout / ".git"
-    try:
-        if git.is_symlink() or (git / "HEAD").is_symlink() or not (git / "HEAD").is_file():
-            return ""
-        with (git / "HEAD").open("rb") as head:
-            text = head.read(1024).decode("utf-8", "replace")
-    except OSError:
-        return ""
-    match = re.match(r"ref: refs/heads/(\S+)\s*$", text)
-    return match.group(1) if match else ""
+    """The branch checked out in ``checkout`` ("" when detached or not a clone), read from
+    ``.git/HEAD`` as hostile input (``submission.gitmeta``); git is not run."""
+    return checked_out_branch(checkout)
 
 
 def _text(value: Any) -> str:
@@ -246,9 +244,9 @@ def collect_lab(lab: Lab, checkout: Path, into: Path) -> list[str]:
 
 
 def grade_lab(lab: Lab, options: CiOptions, course: Course | None = None,
-              student: str = "") -> GradeResult:
+              student: str = "", timing: Timing | None = None) -> GradeResult:
     """Grade one lab of the checkout and write its reports; with a course file the late policy
-    applies, the submission time being the checkout's commit time (else its files' time)."""
+    applies, timed by ``timing`` (``ci.when.ci_timing``; None: worked out here)."""
     import tempfile
 
     from rnngrade.grading.devices import resolve_device
@@ -271,19 +269,26 @@ def grade_lab(lab: Lab, options: CiOptions, course: Course | None = None,
                            budget=options.budget)
             result.notes = collected + notes + result.notes
     if course is not None and result.status != Status.GRADER_ERROR:
-        result = _with_deadline(result, lab, course, student, options.submission)
+        if timing is None:
+            timing = ci_timing(options.submitted_at, read_event(options.event_path),
+                               options.submission)
+        result = _with_deadline(result, lab, course, student, timing)
     write_reports(result, options.out / lab.name)
     return result
 
 
 def _with_deadline(result: GradeResult, lab: Lab, course: Course, student: str,
-                   checkout: Path) -> GradeResult:
-    """The result with the course's late policy applied and explained (see course.adjust)."""
+                   timing: Timing) -> GradeResult:
+    """The result with the course's late policy applied and explained (see course.adjust); a
+    time from the commit is marked as the student's claim."""
     from rnngrade.course.adjust import adjust, lateness
-    from rnngrade.course.times import submission_time
 
-    when = submission_time(checkout, student, {})
+    when = timing.time
     shown, _ = adjust(result, [], lateness(course, student, lab.name, when), course.plan(lab.name))
+    if when is not None and when.source is TimeSource.GIT:
+        shown.notes.append(CLAIM)
+    elif when is None and timing.note:
+        shown.notes.append(f"No submission time: {timing.note}.")
     return shown
 
 
@@ -313,6 +318,11 @@ def run_ci(options: CiOptions, say: Callable[[str], None] = print,
     except GitHubError as exc:
         warn(f"rnngrade ci: cannot list the files of pull request #{number}: {exc}")
         return ExitCode.GITHUB
+    timing, refused = timed(course, choice.labs, options.submitted_at, event, options.submission,
+                            options.trust_commit_time)
+    if refused:
+        warn(f"rnngrade ci: {refused}")
+        return ExitCode.USAGE
     results: list[GradeResult] = []
     problems: list[tuple[str, str]] = []
     code = ExitCode.OK
@@ -323,7 +333,7 @@ def run_ci(options: CiOptions, say: Callable[[str], None] = print,
             problems.append((name, "no hidden tests for this lab yet: run its public tests"))
             continue
         try:
-            result = grade_lab(lab, options, course, student)
+            result = grade_lab(lab, options, course, student, timing)
         except Exception as exc:  # noqa: BLE001 - the grader or a renderer failed: never exit 1
             problems.append((name, GraderError.STUDENT_MESSAGE))
             if not isinstance(exc, GraderError):
@@ -356,12 +366,18 @@ def run_ci(options: CiOptions, say: Callable[[str], None] = print,
         return ExitCode.USAGE
     if not options.comment:
         return code
+    return _post(client, number, body, author, options, say, warn) or code
+
+
+def _post(client: GitHubClient | None, number: int | None, body: str, author: str | None,
+          options: CiOptions, say: Callable[[str], None], warn: Callable[[str], None]) -> int:
+    """Post (or update) the comment; 0, or the exit code of GitHub's refusal."""
     if client is None or number is None:
         missing = "no token (--token or GITHUB_TOKEN) or repository" if client is None \
             else "no pull request number in the event (--pr)"
         say(f"rnngrade ci: no comment posted ({missing}); the body is in "
             f"{options.out / 'pr_comment.md'}")
-        return code
+        return 0
     try:
         action, comment = client.upsert_comment(number, body, not_by=author)
     except GitHubError as exc:  # GitHubAuthError included: its message says what to fix
@@ -369,20 +385,26 @@ def run_ci(options: CiOptions, say: Callable[[str], None] = print,
         return ExitCode.GITHUB
     say(f"{action} the feedback comment on pull request #{number}: "
         f"{(comment or {}).get('html_url', '')}".rstrip(": "))
-    return code
+    return 0
 
 
 def main_from_args(args: Any, environ: Mapping[str, str] | None = None) -> int:
     """``rnngrade ci`` with argparse's namespace."""
     from rnngrade.labs import UnknownLabError
 
+    try:
+        submitted_at = parse_submitted_at(getattr(args, "submitted_at", None))
+    except RnngradeError as exc:
+        _stderr(f"rnngrade: {error_line(exc)}")
+        return exit_code_for(exc)
     options = CiOptions.from_env(
         os.environ if environ is None else environ, submission=args.submission,
         labs=args.lab, out=args.out, device=args.device, inprocess=args.inprocess,
         token=args.token, event_path=args.event, repo=args.repo, pr=args.pr,
         api_url=args.api_url, summary_path=args.summary, comment=not args.no_comment,
         budget=getattr(args, "budget", None), course=getattr(args, "course", None),
-        student=getattr(args, "student", None))
+        student=getattr(args, "student", None), submitted_at=submitted_at,
+        trust_commit_time=getattr(args, "trust_commit_time", None))
     try:
         for name in options.labs:
             get_lab(name)

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 
 from rnngrade.course.config import Course, LabPlan
-from rnngrade.course.times import SubmissionTime, show_time
+from rnngrade.course.times import SubmissionTime, TimeSource, show_time
 from rnngrade.harness.formatting import format_points
 from rnngrade.results.model import GradeResult, Status
 
@@ -161,8 +161,8 @@ def adjust(result: GradeResult, overrides: list[Override], late: Lateness | None
 def _late_note(late: Lateness, max_score: float) -> str:
     """``max_score``: the lab's points in the course (what the penalty's percent is of)."""
     assert late.submitted_at is not None
-    source = {"manifest": "the submissions manifest", "git": "the git commit time",
-              "file": "the file modification time"}.get(late.source, late.source)
+    known = {source.value: source.described for source in TimeSource}
+    source = known.get(late.source, late.source)
     submitted = f"Submitted {_when(late.submitted_at, late)} (from {source})"
     if late.due is None:
         return f"{submitted}."

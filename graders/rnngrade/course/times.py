@@ -14,12 +14,17 @@ The sources, which ``--times-from`` chooses among (``TimesFrom``):
    (``files``), and a class whose file times look like a copy's is warned about
    (``file_time_warnings``).
 
+``rnngrade ci`` times a pull request by a fourth source, **the time GitHub recorded** for the
+push or pull request (``EVENT``, ``ci.when``), and by the commit time only as the student's claim.
+
 With a late policy that can cost points, a batch refuses to grade entries that have no time
 (``untimed_refusal``) rather than guess. Times are shown in the course's time zone with UTC
 beside it (``show_time``).
 
-Reading git never runs anything the student controls: only ``HEAD``, ``refs/``, ``packed-refs``
-and ``objects/`` are used, through a private git directory with no configuration.
+A student's ``.git`` is read as hostile input, without running git and without copying it
+(``submission.gitmeta``): ``HEAD``, the one ref it names and the one commit object, each a
+regular file opened without following links and read up to a bound. A ``.git`` that cannot be
+read so gives no time, with a note saying why.
 """
 
 from __future__ import annotations
@@ -28,10 +33,7 @@ import datetime as dt
 import json
 import math
 import os
-import shutil
 import stat
-import subprocess
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -39,11 +41,11 @@ from pathlib import Path
 
 from rnngrade.course.config import RANGE, CourseError, LabPlan, in_range, parse_moment
 from rnngrade.results.text import clean_name
+from rnngrade.submission.gitmeta import head_commit_time
 
 MANIFEST = ".submissions.json"
 MAX_MANIFEST_BYTES = 10 * 1024 * 1024
 MAX_WALK = 5000  # files looked at for a folder's newest time
-GIT_SECONDS = 10.0
 CLUSTER = dt.timedelta(minutes=5)  # a class's file times this close together: a copy's
 CLASS = 3  # submissions timed by their files before the class is judged as a whole
 
@@ -52,11 +54,13 @@ class TimeSource(str, Enum):
     MANIFEST = "manifest"
     GIT = "git"
     FILE = "file"
+    EVENT = "event"  # the CI service's record of the push or pull request (``rnngrade ci``)
 
     @property
     def described(self) -> str:
         return {"manifest": "the submissions manifest", "git": "the git commit time",
-                "file": "the file modification time"}[self.value]
+                "file": "the file modification time",
+                "event": "the time GitHub recorded"}[self.value]
 
 
 class TimesFrom(str, Enum):
@@ -128,13 +132,10 @@ def find_time(entry: Path, student: str, manifest: dict[str, dt.datetime],
                 if key in manifest:
                     return Timing(SubmissionTime(manifest[key], source), note)
         elif source is TimeSource.GIT:
-            seconds = git_commit_seconds(entry)
-            committed = _stamp(seconds) if seconds is not None else None
-            if committed is not None:
-                return Timing(SubmissionTime(committed, source), note)
-            if seconds is not None:
-                note = (f"its git commit date ({seconds} seconds after 1970) is out of range "
-                        f"({RANGE}): not used")
+            timing = git_timing(entry)
+            if timing.time is not None:
+                return Timing(timing.time, note)
+            note = timing.note or note
         else:
             modified = newest_mtime(entry)
             if modified is not None:
@@ -148,6 +149,19 @@ def submission_time(entry: Path, student: str, manifest: dict[str, dt.datetime],
     return find_time(entry, student, manifest, allowed).time
 
 
+def git_timing(entry: Path, *, follow_top: bool = False) -> Timing:
+    """The commit time of HEAD in ``entry/.git``, or why it has none (a date out of range, a
+    ``.git`` that cannot be read safely); ``follow_top``: ``entry`` may itself be a link."""
+    read = head_commit_time(entry, follow_top=follow_top)
+    committed = _stamp(read.seconds) if read.seconds is not None else None
+    if committed is not None:
+        return Timing(SubmissionTime(committed, TimeSource.GIT))
+    if read.seconds is not None:
+        return Timing(None, f"its git commit date ({read.seconds} seconds after 1970) is out of "
+                            f"range ({RANGE}): not used")
+    return Timing(None, f"its .git folder gives no time: {read.note}" if read.note else "")
+
+
 def git_commit_time(entry: Path) -> dt.datetime | None:
     """The commit time of HEAD in ``entry/.git`` (None when it is not a readable clone or its
     date is out of range)."""
@@ -158,41 +172,7 @@ def git_commit_time(entry: Path) -> dt.datetime | None:
 def git_commit_seconds(entry: Path) -> int | None:
     """The commit time of HEAD in ``entry/.git`` as written, in seconds since 1970 (None when
     it is not a readable clone)."""
-    git_dir = entry / ".git"
-    git = shutil.which("git")
-    try:
-        if git is None or entry.is_symlink() or not stat.S_ISDIR(git_dir.lstat().st_mode):
-            return None
-    except OSError:
-        return None
-    with tempfile.TemporaryDirectory(prefix="rnngrade-git-") as tmp:
-        private = Path(tmp) / "git"
-        private.mkdir()
-        try:
-            shutil.copyfile(git_dir / "HEAD", private / "HEAD", follow_symlinks=False)
-            if (git_dir / "packed-refs").is_file():
-                shutil.copyfile(git_dir / "packed-refs", private / "packed-refs",
-                                follow_symlinks=False)
-            if (git_dir / "refs").is_dir():
-                shutil.copytree(git_dir / "refs", private / "refs", symlinks=True)
-            else:
-                (private / "refs").mkdir()
-            (private / "objects").symlink_to((git_dir / "objects").resolve())
-        except OSError:
-            return None
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp,
-               "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-               "GIT_DIR": str(private), "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-        try:
-            done = subprocess.run([git, "--no-pager", "log", "-1", "--no-show-signature",
-                                   "--format=%ct", "HEAD"], env=env, cwd=tmp,
-                                  capture_output=True, timeout=GIT_SECONDS, check=False)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-    text = done.stdout.decode("ascii", "replace").strip()
-    if done.returncode != 0 or not text.isdigit() or len(text) > 30:
-        return None
-    return int(text)
+    return head_commit_time(entry).seconds
 
 
 def newest_mtime(entry: Path) -> dt.datetime | None:
