@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -68,6 +70,45 @@ def _forget_modules_under(folder: Path) -> None:
     for name in ours | {p for p in parents
                         if getattr(sys.modules.get(p), "__file__", None) is None}:
         sys.modules.pop(name, None)
+
+
+HOST_DEVICE_NODES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+                     "/dev/tty")
+
+
+def device_nodes(paths: tuple[str, ...] = HOST_DEVICE_NODES) -> dict[str, tuple | None]:
+    """What makes each node what it is (file type and permissions, device number, owner, inode),
+    never its times; None for a path that is not there."""
+    state: dict[str, tuple | None] = {}
+    for path in paths:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            state[path] = None
+            continue
+        state[path] = (stat.filemode(st.st_mode), os.major(st.st_rdev), os.minor(st.st_rdev),
+                       st.st_uid, st.st_gid, st.st_dev, st.st_ino)
+    return state
+
+
+@pytest.fixture(autouse=True)
+def host_device_nodes_unchanged() -> Iterator[None]:
+    """Every test leaves the host's device nodes as it found them (a worker, a grading run
+    or a test that replaced or altered ``/dev/null`` as root would break the machine)."""
+    before = device_nodes()
+    yield
+    after = device_nodes()
+    changed = [f"{path}: {before[path]} -> {after[path]}" for path in before
+               if before[path] != after[path]]
+    if changed:
+        pytest.fail("this test changed the host's device nodes: " + "; ".join(changed),
+                    pytrace=False)
+
+
+@pytest.fixture
+def device_node_state() -> Callable[..., dict[str, tuple | None]]:
+    """``device_nodes``, what ``host_device_nodes_unchanged`` compares."""
+    return device_nodes
 
 
 @pytest.fixture

@@ -166,7 +166,7 @@ def test_allow_unprotected_runs_trusted_code_and_reports_the_missing_measures(
         assert protections["private filesystem"] is False
         assert protections["network namespace"] is False
         for measure in ("system call filter", "cgroup namespace",
-                        "host environment hidden in /proc"):
+                        "host environment hidden in /proc", "shared memory bounded"):
             assert protections[measure] is False  # measured, not assumed
     finally:
         runner.close()

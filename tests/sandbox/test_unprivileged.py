@@ -89,7 +89,8 @@ def test_a_grader_without_root_still_jails_the_worker(nobody):
     for measure in ("private filesystem", "read-only system directories", "pid namespace",
                     "network namespace", "unprivileged uid", "no_new_privs", "resource limits",
                     "scrubbed environment", "output captured", "cgroup namespace",
-                    "host environment hidden in /proc", "system call filter"):
+                    "host environment hidden in /proc", "system call filter",
+                    "shared memory bounded"):
         assert protections[measure], (measure, report["details"])
     assert "process-count" in report["details"]["resource limits"]
     assert report["value"] == [[1 / 3] * 2] * 3

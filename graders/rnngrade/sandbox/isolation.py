@@ -8,11 +8,14 @@ Runs in processes forked from the zygote, before any student code exists in them
    namespaces (plus a user namespace when not root). Its next child is PID 1 of the new PID
    namespace: when that child dies, everything it started dies with it.
 2. ``build_root`` (that child, still privileged): a tmpfs root holding only read-only binds of the
-   system directories and the Python installation, a few device nodes, a fresh ``/proc``, and
-   tmpfs ``/tmp`` and ``/submission`` (the working directory); then ``pivot_root`` and a detach of
-   the old root, so the course repository and every other grader path are simply not there.
-   Nothing is mounted unless the process is verifiably in a mount namespace of its own whose
-   mounts do not propagate back.
+   system directories and the Python installation, a read-only ``/dev`` with a few device nodes
+   of its own (made with ``mknod`` as root: the host's nodes are not in the jail, so nothing
+   there can change them; bound from the host, writable, where ``mknod`` is refused), a fresh
+   ``/proc``, and ``/tmp``, ``/submission`` (the working directory) and ``/dev/shm``, three
+   folders of one tmpfs of ``disk_bytes`` (pages a memory limit does not count: one size for
+   all three); then ``pivot_root`` and a detach of the old root, so the course repository and
+   every other grader path are simply not there. Nothing is mounted unless the process is
+   verifiably in a mount namespace of its own whose mounts do not propagate back.
 3. ``drop_privileges`` (when a submission is assigned): rlimits, then a uid/gid of its own with no
    capabilities, then no_new_privs; ``hide_initial_environment`` blanks what ``/proc/1/environ``
    and ``/proc/1/cmdline`` would show of the host; then the worker installs its ``seccomp``
@@ -28,6 +31,7 @@ import platform
 import re
 import resource
 import socket
+import stat
 import sys
 from dataclasses import dataclass, field
 
@@ -256,19 +260,13 @@ def build_root(ctx: Context, device: str, uid: int, gid: int, disk_bytes: int) -
     root = ctx.staging
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
     _mount_system(root, uid, gid)
-    _make_dev(root, device, disk_bytes)
+    _make_dev(root, device)
     os.makedirs(root + "/proc")
     try:
         _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     except OSError as exc:
         problems.append(f"{exc} (no /proc in the worker)")
-    os.makedirs(root + "/tmp")
-    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
-           f"size={disk_bytes},mode=1777")
-    os.makedirs(root + WORKDIR)
-    _mount("tmpfs", root + WORKDIR, "tmpfs", MS_NOSUID | MS_NODEV,
-           f"size={disk_bytes},mode=0700")
-    os.chown(root + WORKDIR, uid, gid)
+    _mount_disk(root, uid, gid, disk_bytes)
     # after /tmp: a Python environment may live under it (a checkout in /tmp with a .venv)
     problems += _mount_python_and_sys(ctx, root, device)
     old = root + "/.old-root"
@@ -281,6 +279,7 @@ def build_root(ctx: Context, device: str, uid: int, gid: int, disk_bytes: int) -
     _check(_libc.umount2(b"/.old-root", MNT_DETACH), "umount the old root")
     os.rmdir("/.old-root")
     _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    _mount(None, "/dev", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
     name = b"rnngrade-sandbox"
     if _libc.sethostname(name, len(name)) != 0:
         problems.append(f"sethostname: {os.strerror(ctypes.get_errno())}")
@@ -364,18 +363,51 @@ def _atime_flags(path: str) -> int:
     return out
 
 
-def _make_dev(root: str, device: str, disk_bytes: int) -> None:
+DISK_DIRS = (("/tmp", 0o1777), (WORKDIR, 0o700), ("/dev/shm", 0o1777))
+
+
+def _mount_disk(root: str, uid: int, gid: int, disk_bytes: int) -> None:
+    """One tmpfs of ``disk_bytes`` for the folders a worker may write (``DISK_DIRS``), each a
+    bind of a folder of it; the tmpfs itself is mounted nowhere in the jail."""
+    disk = root + "/.disk"
+    os.makedirs(disk)
+    _mount("tmpfs", disk, "tmpfs", MS_NOSUID | MS_NODEV, f"size={disk_bytes},mode=0700")
+    for path, mode in DISK_DIRS:
+        folder = disk + "/" + path.strip("/").replace("/", "-")
+        os.mkdir(folder)
+        os.chmod(folder, mode)
+        if path == WORKDIR:
+            os.chown(folder, uid, gid)
+        os.makedirs(root + path, exist_ok=True)
+        _mount(folder, root + path, None, MS_BIND)
+        _mount(None, root + path, None, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV)
+    _check(_libc.umount2(disk.encode(), MNT_DETACH), "umount the disk")
+    os.rmdir(disk)
+
+
+def _make_dev(root: str, device: str) -> None:
+    """``/dev`` on a tmpfs of its own (read-only once the jail is built): the nodes of
+    ``_DEVICES`` made afresh, or bound from the host where the kernel refuses ``mknod`` (in a
+    user namespace); for CUDA the host's ``/dev/nvidia*``, bound."""
     dev = root + "/dev"
     os.makedirs(dev)
+    _mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755")
     for name in _DEVICES:
-        if os.path.exists("/dev/" + name):
-            _bind("/dev/" + name, f"{dev}/{name}", read_only=False, device=True)
+        host = "/dev/" + name
+        try:
+            st = os.stat(host)
+        except OSError:
+            continue
+        if not stat.S_ISCHR(st.st_mode):
+            continue  # the host's node is not a device (replaced): nothing of it in the jail
+        try:
+            os.mknod(f"{dev}/{name}", stat.S_IFCHR | 0o666, st.st_rdev)
+            os.chmod(f"{dev}/{name}", 0o666)  # whatever the umask
+        except PermissionError:
+            _bind(host, f"{dev}/{name}", read_only=False, device=True)
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
         os.symlink(target, f"{dev}/{name}")
-    os.makedirs(dev + "/shm")
-    _mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV,
-           f"size={disk_bytes},mode=1777")
     if device.startswith("cuda"):
         for name in sorted(os.listdir("/dev")):
             if name.startswith("nvidia"):
@@ -543,6 +575,14 @@ def verify(ctx: Context, limits: dict, device: str) -> tuple[dict[str, bool], di
     return protections, details
 
 
+def one_disk() -> bool:
+    """Whether the folders of ``DISK_DIRS`` are all on one file system (one size for all)."""
+    try:
+        return len({os.stat(path).st_dev for path, _ in DISK_DIRS}) == 1
+    except OSError:
+        return False
+
+
 def _read(path: str) -> bytes:
     try:
         with open(path, "rb") as f:
@@ -568,8 +608,6 @@ def exposed(path: str, binds: list[str]) -> bool:
 
 
 def _is_fifo(fd: int) -> bool:
-    import stat
-
     try:
         return stat.S_ISFIFO(os.fstat(fd).st_mode)
     except OSError:

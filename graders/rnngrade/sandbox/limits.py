@@ -31,7 +31,7 @@ class Limits:
     open_files: int = 256  # RLIMIT_NOFILE
     processes: int = field(default_factory=default_processes)  # RLIMIT_NPROC, threads included
     output_bytes: int = 8 << 10  # stdout and stderr kept per call and stream
-    disk_bytes: int = 128 << 20  # size of each of the worker's tmpfs (working dir, /tmp)
+    disk_bytes: int = 128 << 20  # the worker's tmpfs: working dir, /tmp and /dev/shm together
     wall_seconds: float | None = None  # the wall-clock fallback of a call (see wall_limit)
 
     def __post_init__(self) -> None:

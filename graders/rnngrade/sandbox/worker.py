@@ -64,6 +64,7 @@ from rnngrade.sandbox.protocol import (
 )
 from rnngrade.sandbox.unchanged import ArgumentGuard
 
+SHARED_MEMORY = "shared memory bounded"
 SPIN_SECONDS = 100e-6  # unpinned: how long to poll for the next request before sleeping
 _FILENAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}\.py$")
 
@@ -119,13 +120,20 @@ def become_worker(chan_fd: int, out_fd: int, err_fd: int, ctx: isolation.Context
     os.chdir(workdir)
     sys.path[:] = [p for p in sys.path if p and os.path.isdir(p)]
     unfiltered: str | None = "isolation disabled"
+    cuda = device.startswith("cuda")
     if isolate:
         isolation.hide_initial_environment()
-        unfiltered = seccomp.install()  # last: it may refuse what the steps above need
+        # last: it may refuse what the steps above need
+        unfiltered = seccomp.install(uncounted_memory=cuda)
     protections, details = isolation.verify(ctx, limits, device)
     protections["system call filter"] = seccomp.in_force()
     if unfiltered and not protections["system call filter"]:
         details["system call filter"] = unfiltered
+    shared = SHARED_MEMORY
+    protections[shared] = seccomp.uncounted_memory_closed() and isolation.one_disk()
+    if cuda and not protections[shared]:
+        details[shared] = ("memfd_create and shmget stay open for the CUDA driver, which needs "
+                           "them; their memory is not counted by the worker's memory limit")
     if problems:
         details["problems"] = "; ".join(problems)
     sock = socket.socket(fileno=chan_fd)
