@@ -265,3 +265,32 @@ def test_the_score_does_not_depend_on_how_long_the_grader_takes(tmp_path, clock,
     assert timings["submission_cpu_seconds"] < timings["submission_budget"] == lab_budget
     assert timings["grader_seconds"] > timings["grader_budget"]
     assert timings["diagnoses_skipped"] >= 4
+
+
+def test_the_retry_with_a_correct_callee_runs_on_the_graders_time(tmp_path, clock, monkeypatch):
+    """lab1 with a wrong ``rnn_cell_forward``: each ``rnn_forward`` check is retried with a
+    correct cell in its place. The calls of that retry (here each taking far longer than the
+    whole budget) are the grader's: nothing after them is cut short, no point is lost."""
+    from rnngrade.harness.runner.inprocess import InProcessRunner
+
+    folder = tmp_path / "wrong_cell"
+    folder.mkdir()
+    (folder / "rnn.py").write_text(REFERENCE.read_text().replace(
+        "a_next = np.tanh(pre_activation)", "a_next = np.tanh(2 * pre_activation)"))
+    original = InProcessRunner.call_helper
+
+    def slow_retry(self, helper, *args, **kwargs):
+        if helper == "call_each":  # only the retry asks: is the submission's callee wrong?
+            clock.offset += 3000
+        return original(self, helper, *args, **kwargs)
+
+    monkeypatch.setattr(InProcessRunner, "call_helper", slow_retry)
+    result = grade(folder, "lab1", device="cpu", inprocess=True, budget=300.0)
+    cell = [t for t in result.tests if t.name.startswith("test_rnn_cell_forward")]
+    assert cell and all(t.score < t.max_score for t in cell)
+    others = [t for t in result.tests if t not in cell]
+    assert all(t.score == t.max_score for t in others), [
+        (t.name, t.message) for t in others if t.score < t.max_score]
+    assert any("in place of yours" in note for note in result.notes)  # the retry was made
+    assert not any(BUDGET_MESSAGE in t.message for t in result.tests)
+    assert result.timings["submission_seconds"] < 300 < result.timings["grader_seconds"]
