@@ -287,10 +287,10 @@ def test_the_retry_with_a_correct_callee_runs_on_the_graders_time(tmp_path, cloc
     monkeypatch.setattr(InProcessRunner, "call_helper", slow_retry)
     result = grade(folder, "lab1", device="cpu", inprocess=True, budget=300.0)
     cell = [t for t in result.tests if t.name.startswith("test_rnn_cell_forward")]
-    assert cell and all(t.score < t.max_score for t in cell)
+    assert next(t for t in cell if t.name == "test_rnn_cell_forward_random").score == 0
     others = [t for t in result.tests if t not in cell]
     assert all(t.score == t.max_score for t in others), [
         (t.name, t.message) for t in others if t.score < t.max_score]
     assert any("in place of yours" in note for note in result.notes)  # the retry was made
     assert not any(BUDGET_MESSAGE in t.message for t in result.tests)
-    assert result.timings["submission_seconds"] < 300 < result.timings["grader_seconds"]
+    assert result.timings["submission_cpu_seconds"] < 300 < result.timings["grader_seconds"]
