@@ -183,7 +183,7 @@ def _override_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _similarity_parser(sub: argparse._SubParsersAction) -> None:
-    from rnngrade.similarity import DEFAULT_THRESHOLD, DEFAULT_TOP
+    from rnngrade.similarity import DEFAULT_SECONDS, DEFAULT_THRESHOLD, DEFAULT_TOP
 
     similarity = sub.add_parser("similarity", help="rank pairs of submissions by shared code "
                                                    "(copydetect) into an HTML report")
@@ -198,6 +198,10 @@ def _similarity_parser(sub: argparse._SubParsersAction) -> None:
                                  f"code with the other (default {DEFAULT_THRESHOLD})")
     similarity.add_argument("--top", type=int, default=DEFAULT_TOP,
                             help=f"at most this many pairs side by side (default {DEFAULT_TOP})")
+    similarity.add_argument("--budget", type=_seconds, default=DEFAULT_SECONDS,
+                            metavar="SECONDS",
+                            help="time for the whole comparison; the submissions and pairs "
+                                 f"left when it runs out are listed (default {DEFAULT_SECONDS:g})")
     _course_option(similarity)
 
 def _roster_option(parser: argparse.ArgumentParser) -> None:
@@ -701,6 +705,7 @@ def cmd_override(args: argparse.Namespace) -> int:
 def cmd_similarity(args: argparse.Namespace) -> int:
     from rnngrade.authoring.generate import stub_for
     from rnngrade.labs import get_lab
+    from rnngrade.results.escape import terminal_text
     from rnngrade.similarity.detect import compare, load_sources
     from rnngrade.similarity.report import write_report
 
@@ -711,12 +716,14 @@ def cmd_similarity(args: argparse.Namespace) -> int:
         return ExitCode.USAGE
     sources, skipped = load_sources(args.submissions, lab)
     done = compare(lab, sources, stub_for(lab).content.decode(),
-                   lab.solution_path().read_text(encoding="utf-8"))
-    done.skipped = skipped
+                   lab.solution_path().read_text(encoding="utf-8"), seconds=args.budget)
+    done.skipped = {**skipped, **done.skipped}
     index = write_report(done, args.out, args.threshold, args.top)
     listed = sum(1 for p in done.pairs if p.score >= args.threshold)
-    print(f"{lab.name}: {len(sources)} submissions compared, {listed} pair(s) at or above "
+    print(f"{lab.name}: {len(done.sources)} submissions compared, {listed} pair(s) at or above "
           f"{args.threshold:.0%}; report: {index}")
+    for note in done.notes:
+        print(f"  left out: {terminal_text(note)}")
     _link_from_summary(args.out, lab.name, _course(args))
     return ExitCode.OK
 

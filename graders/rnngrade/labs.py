@@ -49,7 +49,7 @@ class Lab:
     functions: tuple[str, ...]
     uses_torch: bool
     limits: Limits = field(default_factory=Limits)  # per worker; a test may override by marker
-    budget_seconds: float = DEFAULT_BUDGET_SECONDS  # wall clock for one submission's suite
+    budget_seconds: float = DEFAULT_BUDGET_SECONDS  # CPU seconds of one submission's calls
     # modules the sandbox's workers have imported before the student's code runs (a lab that
     # trains: torch.optim imports torch._dynamo on first use, seconds in every fresh worker)
     worker_imports: tuple[str, ...] = ()

@@ -7,13 +7,17 @@ differ it runs the same probe on every mutant of the lab and, if one matches the
 names that mistake; otherwise it looks for shapes of wrongness (a constant factor, a transpose, a
 time shift, NaN). Every comparison is recorded so ``rnngrade validate`` can report the margin of
 each tolerance over the reference's own error.
+
+Naming a mistake is the grader's own work (``grading/budget.py``): it stops when the grader's
+time for the submission runs out, and the failure then says its diagnosis was skipped. The retry
+with stand-ins decides points: it always runs, on the grader's time, never the student's.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,6 +26,8 @@ from rnngrade.diagnosis.mutants import Mutant
 from rnngrade.diagnosis.reach import AttemptLog, Reach, called_names
 from rnngrade.diagnosis.structural import explain_unmatched
 from rnngrade.errors import SuiteError
+from rnngrade.grading import budget as budgets
+from rnngrade.grading.budget import DIAGNOSIS_SKIPPED, DIAGNOSIS_SKIPPED_NOTE, Budget
 from rnngrade.grading.chained import add_note
 from rnngrade.grading.memo import ExpectationMemo
 from rnngrade.grading.precision import promote as promote_args
@@ -69,6 +75,8 @@ class Checker:
     stand_ins: Callable[[ModuleProxy], Any] | None = None
     callers: frozenset[str] = frozenset()
     reach: Reach | None = None  # None: every mutant is run for every diagnosis
+    # the submission's budgets while the grader runs the suite (None: no limit on diagnosis)
+    budget: Budget | None = field(default_factory=budgets.current)
 
     @functools.cached_property
     def mutants(self) -> list[tuple[Mutant, ModuleProxy]]:
@@ -98,7 +106,8 @@ class Checker:
                 raise
             fair = self.stand_ins(self.student)
             try:
-                got = attempt(fair, unchanged=lambda: not fair.used)
+                with budgets.grader_work():  # the grader's retry: never the student's time
+                    got = attempt(fair, unchanged=lambda: not fair.used)
             except _Unchanged:
                 raise first from None
             except (CheckFailure, StudentError) as second:
@@ -137,7 +146,9 @@ class Checker:
         except StudentError as exc:
             if unchanged is not None and unchanged():
                 raise _Unchanged from None
-            self._diagnose_error(probe, args, exc)
+            if exc.kind == EXCEPTION and self.mutants and not self._explained(
+                    functools.partial(self._diagnose_error, probe, args, exc)):
+                exc.message += f"\n{DIAGNOSIS_SKIPPED}"
             raise
         if unchanged is not None and unchanged():
             raise _Unchanged
@@ -182,16 +193,41 @@ class Checker:
                  comparisons: list[Comparison], failed: list[Comparison], tol: Tolerance,
                  names: tuple[str, ...] | None, time_axis: int | None) -> CheckFailure:
         message = f"check `{name}`:\n" + "\n".join(failure_lines(name, failed))
-        matched = self.matching_mutants(name, probe, args, got, tol, names,
-                                        {c.name for c in failed})
-        if matched:
-            evidence = f"your result equals this mistake's on the same inputs (check `{name}`)"
-            return CheckFailure(message, comparisons, [m.diagnosis(evidence) for m in matched],
-                                matched[0].hint)
-        return CheckFailure(message, comparisons, explain_unmatched(
-            got, want, [c.name for c in failed], tol, name, names, args, time_axis,
-            lambda a: self._trusted("reference", self._key(f"{name} fresh step", probe, a),
-                                    lambda: probe(self.reference, *promote_args(a)))))
+        found: list[CheckFailure] = []
+
+        def explain() -> None:
+            matched = self.matching_mutants(name, probe, args, got, tol, names,
+                                            {c.name for c in failed})
+            if matched:
+                evidence = f"your result equals this mistake's on the same inputs (check `{name}`)"
+                found.append(CheckFailure(message, comparisons,
+                                          [m.diagnosis(evidence) for m in matched],
+                                          matched[0].hint))
+                return
+            found.append(CheckFailure(message, comparisons, explain_unmatched(
+                got, want, [c.name for c in failed], tol, name, names, args, time_axis,
+                lambda a: self._trusted("reference", self._key(f"{name} fresh step", probe, a),
+                                        lambda: probe(self.reference, *promote_args(a))))))
+
+        if self._explained(explain):
+            return found[0]
+        return CheckFailure(f"{message}\n{DIAGNOSIS_SKIPPED}", comparisons)
+
+    def _explained(self, explain: Callable[[], None]) -> bool:
+        """Run ``explain`` (a diagnosis) on the grader's time: False when that ran out first,
+        with a note for the report (``grading/budget.py``)."""
+        if self.budget is None:
+            explain()
+            return True
+        if self.budget.diagnose(explain):
+            return True
+        add_note(DIAGNOSIS_SKIPPED_NOTE)
+        return False
+
+    def _check_time(self) -> None:
+        """Between two steps of a diagnosis: stop when the grader's time has run out."""
+        if self.budget is not None:
+            self.budget.check_time()
 
 
     def _diagnose_error(self, probe: Probe, args: tuple, exc: StudentError) -> None:
@@ -203,6 +239,7 @@ class Checker:
         signature = _error_signature(exc.message)
         matched = []
         for mutant, proxy in self._telling(probe, args):
+            self._check_time()
             try:
                 probe(proxy, *args)
             except StudentError as theirs:
@@ -221,6 +258,8 @@ class Checker:
         matched = []
         key = self._key(name, probe, args) if self.mutants else None
         for mutant, proxy in self._telling(probe, args):
+            self._check_time()
+
             def run_mutant(proxy: Any = proxy) -> Any:
                 return probe(proxy, *args)
 

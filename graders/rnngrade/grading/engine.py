@@ -2,8 +2,8 @@
 
 The engine composes the parts: ``LabAssets`` (the lab's rubric, reference and mutants, keyed by
 one content digest), ``devices`` (which device), ``session`` (driving pytest), ``outcomes`` (the
-plugin recording every case), ``scoring`` (the points) and ``budget`` (the whole-submission time
-budget). Two ways to run the suite, with identical results:
+plugin recording every case), ``scoring`` (the points) and ``budget`` (the submission's time
+budget, and the grader's own). Two ways to run the suite, with identical results:
 
 - ``grade_isolated``: one whole ``pytest.main`` session per submission (about a second more).
 - ``Grader``: a long-lived session for one lab that collects the hidden suite once and runs it
@@ -113,7 +113,8 @@ def _run_submission(loaded: LoadedSubmission, assets: LabAssets, device: str, in
     runner = make_runner(loaded, device, inprocess, lab, assets.helpers, salvaged)
     limits = getattr(runner, "limits", None) or lab.limits
     try:
-        collector = collect(ModuleProxy(BudgetedRunner(runner, budget, limits.call_seconds)))
+        with budget.active():
+            collector = collect(ModuleProxy(BudgetedRunner(runner, budget, limits.call_seconds)))
         own_notes = [] if salvaged is None else source_notes(loaded.source, lab, assets.facts,
                                                              salvaged=salvaged)
         notes = list(loaded.notes) + parse_notes + own_notes + list(collector.notes)
@@ -188,7 +189,7 @@ def _graded(submission: Path, assets: LabAssets, device: str, inprocess: bool,
         score=round(sum(t.score for t in tests), 4), max_score=sum(t.max_score for t in tests),
         execution_time=seconds(), tests=tests, device=device, notes=notes,
         student_notes=run.student_notes, protections=run.protections,
-        grader_version=assets.version, graded_at=graded_at)
+        grader_version=assets.version, graded_at=graded_at, timings=budget.timings())
 
 
 def describe_fault(exc: BaseException) -> str:

@@ -159,4 +159,6 @@ def to_gradescope(result: GradeResult) -> dict[str, Any]:
         # the grader failed, with the traceback of an unexpected failure.
         "grader_detail": result.grader_detail,
         "grader_notes": result.grader_notes,
+        # Instructors only: the submission's time and the grader's own, each with its budget.
+        "timings": result.timings,
     }

@@ -248,6 +248,9 @@ class GradeResult:
     grader_version: str = ""
     graded_at: str = ""
     grader_detail: str = ""  # instructors only: the traceback of a grader error
+    # instructors only: seconds of the submission's code and of the grader's own work, each
+    # with its budget, and the diagnoses left out when the grader's ran out (grading/budget.py)
+    timings: dict[str, float] = field(default_factory=dict)
     # where a course file scales the lab (rnngrade.course.adjust): the final score and the lab's
     # worth in the course's points, which the student's feedback leads with
     course_score: float | None = None

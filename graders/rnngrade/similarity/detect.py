@@ -6,12 +6,18 @@ its k-grams are sampled; two files share code where they share fingerprints. The
 reference with its solution blocks taken out: the code every student was given) is boilerplate,
 so only what students wrote counts, and comments and docstrings are left out. Each submission
 is read with the grader's own loader (the lab's module, or a notebook's code cells), never run.
+
+The work is bounded: each submission is compared on at most its first ``MAX_CODE_CHARS``
+characters (the time and memory of a file's fingerprint, and of each pair it is in, grow with its
+length), and the whole comparison stops at ``DEFAULT_SECONDS`` (``compare(seconds=...)``); the
+submissions and pairs left out for either reason are listed in ``Comparison.notes``.
 """
 
 from __future__ import annotations
 
 import io
 import itertools
+import time
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,9 +25,14 @@ from typing import Any
 
 from rnngrade.errors import UsageError
 from rnngrade.labs import Lab
+from rnngrade.similarity import DEFAULT_SECONDS
 
 NOISE_TOKENS = 25  # k: matches shorter than this many tokens are ignored (copydetect's default)
 GUARANTEE_TOKENS = 30  # any match this long is found (the winnowing window follows from it)
+# A submission is compared on its first 100,000 characters: four times the longest reference
+# solution (lab8's, 26 KB with its docstrings), so no plausible lab submission is cut, while a
+# 2 MB file (eight of them took 200 s) costs what a long one does.
+MAX_CODE_CHARS = 100_000
 
 
 class SimilarityError(UsageError):
@@ -31,9 +42,31 @@ class SimilarityError(UsageError):
 @dataclass
 class Source:
     student: str
-    text: str
+    text: str  # the code compared: at most MAX_CODE_CHARS characters (``cut``)
     origin: str
     fingerprint: Any = None  # a copydetect CodeFingerprint
+    length: int = 0  # the whole submission's characters (more than len(text) once cut)
+    _mask: list[bool] | None = None
+
+    def __post_init__(self) -> None:
+        self.length = max(self.length, len(self.text))
+
+    def cut(self) -> bool:
+        """Keep the first ``MAX_CODE_CHARS`` characters, ending at a line's end where one
+        lies in the second half; whether anything was left out."""
+        if len(self.text) <= MAX_CODE_CHARS:
+            return False
+        end = self.text.rfind("\n", MAX_CODE_CHARS // 2, MAX_CODE_CHARS)
+        self.text = self.text[:end + 1 if end >= 0 else MAX_CODE_CHARS]
+        self._mask = None
+        return True
+
+    @property
+    def mask(self) -> list[bool]:
+        """``prose_mask(text)``, worked out once."""
+        if self._mask is None:
+            self._mask = prose_mask(self.text)
+        return self._mask
 
 
 @dataclass
@@ -58,6 +91,8 @@ class Comparison:
     skipped: dict[str, str] = field(default_factory=dict)  # student → why not compared
     pairs: list[Pair] = field(default_factory=list)  # most similar first
     reference: dict[str, float] = field(default_factory=dict)  # share matching the reference
+    notes: list[str] = field(default_factory=list)  # what was cut or left out, and why
+    not_compared: list[tuple[str, str]] = field(default_factory=list)  # pairs, out of time
 
 
 def _detector() -> Any:
@@ -91,51 +126,73 @@ def prose_mask(text: str) -> list[bool]:
     return mask
 
 
-def blank_prose(text: str) -> str:
+def blank_prose(text: str, mask: list[bool] | None = None) -> str:
     """``text`` with its comments and docstrings turned into spaces, every character keeping
     its place: prose is what the stub gives everyone, and matches found in the rest map back to
-    the original text unchanged."""
-    return "".join(" " if prose and ch not in "\r\n" else ch
-                   for ch, prose in zip(text, prose_mask(text)))
+    the original text unchanged. ``mask``: ``prose_mask(text)``, when the caller has it."""
+    mask = prose_mask(text) if mask is None else mask
+    return "".join(" " if prose and ch not in "\r\n" else ch for ch, prose in zip(text, mask))
 
 
-def fingerprint(text: str, boilerplate: list | None = None) -> Any:
+def fingerprint(text: str, boilerplate: list | None = None, mask: list[bool] | None = None
+                ) -> Any:
     """The copydetect fingerprint of Python ``text``, comments and docstrings left out
-    (``boilerplate``: hashes to leave out)."""
+    (``boilerplate``: hashes to leave out; ``mask``: ``prose_mask(text)``, when known)."""
     detector = _detector()
     return detector.CodeFingerprint("submission.py", NOISE_TOKENS,
                                     GUARANTEE_TOKENS - NOISE_TOKENS + 1, boilerplate or [],
                                     filter=True, language="python",
-                                    fp=io.StringIO(blank_prose(text)))
+                                    fp=io.StringIO(blank_prose(text, mask)))
 
 
-def compare(lab: Lab, sources: list[Source], stub: str, reference: str) -> Comparison:
-    """Every pair of ``sources`` ranked by similarity, the stub's code left out."""
+def compare(lab: Lab, sources: list[Source], stub: str, reference: str,
+            seconds: float = DEFAULT_SECONDS) -> Comparison:
+    """Every pair of ``sources`` ranked by similarity, the stub's code left out, within
+    ``seconds`` (see the module docstring: what is cut or left out is in ``notes``)."""
     detector = _detector()
-    boilerplate = list(fingerprint(stub).hashes)
+    deadline = time.monotonic() + seconds
+    out_of_time = f"not compared: the similarity check's time ({seconds:g} s) ran out"
+    done = Comparison(lab.name, [])
     for source in sources:
-        source.fingerprint = fingerprint(source.text, boilerplate)
-    done = Comparison(lab.name, sources)
-    solution = fingerprint(reference, boilerplate)
+        if source.cut():
+            done.notes.append(f"{source.student}: only the first {len(source.text):,} of "
+                              f"{source.length:,} characters compared (at most "
+                              f"{MAX_CODE_CHARS:,} a submission)")
+    boilerplate = list(fingerprint(stub[:MAX_CODE_CHARS]).hashes)
+    solution = fingerprint(reference[:MAX_CODE_CHARS], boilerplate)
     for source in sources:
+        if time.monotonic() >= deadline:
+            done.skipped[source.student] = out_of_time
+            continue
+        source.fingerprint = fingerprint(source.text, boilerplate, source.mask)
         _, (share, _), _ = detector.compare_files(source.fingerprint, solution)
         done.reference[source.student] = float(share)
-    for a, b in itertools.combinations(sources, 2):
+        done.sources.append(source)
+    for a, b in itertools.combinations(done.sources, 2):
+        if time.monotonic() >= deadline:
+            done.not_compared.append((a.student, b.student))
+            continue
         tokens, (sim_a, sim_b), (slices_a, slices_b) = detector.compare_files(a.fingerprint,
                                                                               b.fingerprint)
         if tokens == 0:
             continue
         done.pairs.append(Pair(a, b, float(sim_a), float(sim_b), int(tokens),
-                               code_only(_ranges(slices_a), a.text),
-                               code_only(_ranges(slices_b), b.text)))
+                               code_only(_ranges(slices_a), a.text, a.mask),
+                               code_only(_ranges(slices_b), b.text, b.mask)))
+    if len(done.skipped) or done.not_compared:
+        total = len(sources) * (len(sources) - 1) // 2
+        left = total - len(done.sources) * (len(done.sources) - 1) // 2 + len(done.not_compared)
+        done.notes.append(f"{left:,} of {total:,} pairs {out_of_time}; --budget gives it more")
     done.pairs.sort(key=lambda p: (-p.score, p.a.student, p.b.student))
     return done
 
 
-def code_only(ranges: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
+def code_only(ranges: list[tuple[int, int]], text: str, mask: list[bool] | None = None
+              ) -> list[tuple[int, int]]:
     """``ranges`` of ``text`` without the comments and docstrings inside them (a match spans
-    them when they lie between matching code, yet they were never compared)."""
-    mask = prose_mask(text)
+    them when they lie between matching code, yet they were never compared). ``mask``:
+    ``prose_mask(text)``, when the caller has it."""
+    mask = prose_mask(text) if mask is None else mask
     kept = []
     for start, end in ranges:
         run = None

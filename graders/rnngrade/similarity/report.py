@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from rnngrade.gradebook.export import write_atomic
 from rnngrade.results.render import render
-from rnngrade.results.sanitize import clean_name
+from rnngrade.results.sanitize import clean_name, clean_text
 from rnngrade.similarity import DEFAULT_THRESHOLD, DEFAULT_TOP
 from rnngrade.similarity.detect import Comparison, Pair
 
@@ -69,12 +69,15 @@ def write_report(done: Comparison, out: Path, threshold: float = DEFAULT_THRESHO
     index = render("similarity.html.j2", lab=done.lab, pairs=views, threshold=threshold,
                    compared=len(done.sources), total_pairs=len(done.pairs),
                    over=sum(1 for p in done.pairs if p.score >= threshold), rows=rows,
-                   skipped={clean_name(k): v for k, v in done.skipped.items()})
+                   skipped={clean_name(k): v for k, v in done.skipped.items()},
+                   notes=[clean_text(note, 300) for note in done.notes])
     data = {"lab": done.lab, "threshold": threshold,
             "pairs": [{"a": p.a.student, "b": p.b.student, "similarity_a": p.similarity_a,
                        "similarity_b": p.similarity_b, "tokens": p.tokens}
                       for p in done.pairs if p.score >= threshold],
-            "reference": done.reference, "not_compared": done.skipped}
+            "reference": done.reference, "not_compared": done.skipped,
+            "pairs_not_compared": [list(pair) for pair in done.not_compared],
+            "notes": done.notes}
     write_atomic(out / "similarity.json", json.dumps(data, indent=1, ensure_ascii=True) + "\n")
     return write_atomic(out / "index.html", index)
 
