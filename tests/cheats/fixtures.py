@@ -66,7 +66,12 @@ def greedy_decode_batch(params, src, lens, steps=13, attention=True):
 def with_function(lab: Lab, cheat: str) -> str:
     """The lab's reference (markers stripped) with one top-level function replaced by
     ``cheat``'s."""
-    source = strip_markers(lab.solution_path().read_text(encoding="utf-8"))
+    return replace_function(strip_markers(lab.solution_path().read_text(encoding="utf-8")),
+                            cheat)
+
+
+def replace_function(source: str, cheat: str) -> str:
+    """``source`` with the top-level function that ``cheat`` defines replaced by it."""
     name = re.search(r"^def (\w+)\(", cheat, re.M).group(1)  # type: ignore[union-attr]
     start = re.search(rf"^def {name}\(", source, re.M).start()  # type: ignore[union-attr]
     following = re.compile(r"^(def |class |@|[A-Za-z_]\w* *=)", re.M).search(source, start + 1)

@@ -12,7 +12,12 @@ import pytest
 from rnngrade.harness.runner.base import StudentError
 from rnngrade.lab_helpers import lab_helpers
 from rnngrade.labs import get_lab
-from tests.cheats.fixtures import ADAM_FROM_GC, DOCSTRINGS_FROM_GC, with_function
+from tests.cheats.fixtures import (
+    ADAM_FROM_GC,
+    DOCSTRINGS_FROM_GC,
+    replace_function,
+    with_function,
+)
 
 LAB9 = get_lab("lab9")
 
@@ -54,3 +59,36 @@ def test_no_suite_docstring_in_the_worker(sandbox):
     assert "LEAK" in message
     texts = suite_texts()
     assert texts and not [t for t in texts if t in message]
+
+
+@pytest.mark.slow
+def test_graded_cheats_score_nothing_and_quote_no_suite_text(sandbox_available, tmp_path):
+    """Graded in the sandbox: the borrowed Adam scores nothing on adam_step's tests, and what
+    the docstring dump raised reaches results.json and the feedback without a line of the
+    suite's text."""
+    import json
+    import subprocess
+    import sys
+
+    dump = DOCSTRINGS_FROM_GC
+    header = "def adam_step(params, grads, state, step, lr=3e-3, beta1=0.9, beta2=0.999, eps=1e-8):"
+    assert header in dump
+    source = with_function(LAB9, ADAM_FROM_GC)
+    source = replace_function(source, dump.replace(
+        header, "def token_weighted_perplexity(batch_losses, batch_token_counts):"))
+    folder = tmp_path / "cheat"
+    folder.mkdir()
+    (folder / "charlm.py").write_text(source, encoding="utf-8")
+    out = tmp_path / "out"
+    subprocess.run([sys.executable, "-m", "rnngrade.cli", "grade", str(folder), "--lab", "lab9",
+                    "--out", str(out), "--no-outcome", "--device", "cpu"], check=True,
+                   timeout=1800)
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    scores = {t["name"].split("[")[0]: t["score"] for t in results["tests"]}
+    assert scores["test_adam_step"] == 0 and scores["test_adam_step_tiny_moments"] == 0
+    assert scores["test_token_weighted_perplexity"] == 0
+    reports = "".join((out / name).read_text(encoding="utf-8")
+                      for name in ("results.json", "feedback.md", "feedback.html"))
+    assert "LEAK" in reports
+    assert not [t for t in suite_texts() if t in reports]
+
