@@ -84,7 +84,7 @@ def test_graded_cheats_score_nothing_and_quote_no_suite_text(sandbox_available, 
                     "--out", str(out), "--no-outcome", "--device", "cpu"], check=True,
                    timeout=1800)
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    scores = {t["name"].split("[")[0]: t["score"] for t in results["tests"]}
+    scores = {t["test_id"]: t["score"] for t in results["tests"]}
     assert scores["test_adam_step"] == 0 and scores["test_adam_step_tiny_moments"] == 0
     assert scores["test_token_weighted_perplexity"] == 0
     reports = "".join((out / name).read_text(encoding="utf-8")
