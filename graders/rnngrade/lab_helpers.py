@@ -1,14 +1,17 @@
 """The grader's side of a lab's own worker helpers (``graders/suites/labN/helpers.py``).
 
 The file is read here, on the trusted side, and run once to check it (a broken one is the
-grader's fault: ``SuiteError``). Its source then travels to the sandboxed worker with the
-submission and runs there beside the generic helpers (``rnngrade.harness.worker_helpers``);
-the suite folder is never made visible to the worker. In-process runners (reference, mutants,
-``--inprocess``) use the registry built here.
+grader's fault: ``SuiteError``). Its code then travels to the sandboxed worker with the
+submission and runs there beside the generic helpers (``rnngrade.harness.worker_helpers``):
+only its code (``shipped_source``: docstrings and comments left out, so nothing of the hidden
+suite's text is there for a submission to quote); the suite folder is never made visible to
+the worker. In-process runners (reference, mutants, ``--inprocess``) use the registry built
+here.
 """
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +24,8 @@ HELPERS_FILE = "helpers.py"
 
 @dataclass(frozen=True)
 class LabHelpers:
-    """A lab's helper source (``""``: the lab has none) and every helper it may call."""
+    """A lab's helper code as the worker gets it (``shipped_source``; ``""``: the lab has none)
+    and every helper it may call."""
 
     source: str
     filename: str
@@ -54,4 +58,17 @@ def build_lab_helpers(lab_name: str, source: str | None, path: Path) -> LabHelpe
     except Exception as exc:
         raise SuiteError(f"{path}: the lab's helpers do not load: "
                          f"{type(exc).__name__}: {exc}") from exc
-    return LabHelpers(source, filename, registry)
+    return LabHelpers(shipped_source(source), filename, registry)
+
+
+def shipped_source(source: str) -> str:
+    """``source`` as the worker gets it: the same code without its docstrings and comments
+    (regenerated from the syntax tree)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return ast.unparse(tree) + "\n"

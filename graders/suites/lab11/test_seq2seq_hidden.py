@@ -13,7 +13,10 @@ bottleneck; the exposure bias, lab 6's beam search through the student's ``decod
 alignment are measured on the reference's own trained models (trained once per lab version and
 seed, one thread, and kept on disk: ``outcome.reference_value``). Every student function graded
 by outcome runs with textbook versions of the functions it calls (helpers ``train_alone``,
-``call_alone``), so each of these tests is about its own function only.
+``call_alone``), so each of these tests is about its own function only. Every figure is measured
+here, never read from what the student's function reports: trained parameters are evaluated with
+the reference, and a decoding the student returns counts only when the reference model, fed the
+student's own tokens, gives those tokens and attention weights (``measured_decoding``).
 """
 
 from __future__ import annotations
@@ -504,6 +507,60 @@ def alone(student, function: str, *args):
     return student.helper("call_alone", function, args)
 
 
+# A token counts as the model's argmax when its logit is within this of the largest: the
+# student's decoding and the grader's replay of it run the same float32 model through other
+# code (a batch of steps against one step at a time), ~1e-6 apart on logits of O(10).
+ARGMAX_SLACK = 1e-4
+# The same for the attention weights (probabilities, float32): ~1e-7 apart.
+ALPHA_SLACK = 1e-4
+
+
+def measured_decoding(reference, params, src, lens, tokens, alphas, attention: bool) -> tuple:
+    """Replay the student's decoding on the reference model: BOS, then each token the student
+    returned fed back. Returns ``(tokens, alphas, None)`` (the measured weights) when every
+    returned token is the model's argmax given the tokens before it and every returned weight is
+    the model's, else ``(None, None, why)``: a fabricated decoding is worth nothing."""
+    try:
+        got = torch.as_tensor(tokens).cpu()
+        got_alphas = torch.as_tensor(alphas).cpu().double()
+    except (TypeError, ValueError, RuntimeError):
+        return None, None, "greedy_decode_batch returned something that is not two tensors"
+    B, S = src.shape
+    if (got.shape != (B, 13) or got.is_floating_point() or got.is_complex()
+            or got.dtype == torch.bool or got_alphas.shape != (B, 13, S)):
+        return None, None, (f"greedy_decode_batch returned tokens of shape {tuple(got.shape)} "
+                            f"({got.dtype}) and weights of shape {tuple(got_alphas.shape)}; "
+                            f"the README asks for ({B}, 13) int64 and ({B}, 13, {S})")
+    got = got.long()
+    if bool(((got < 0) | (got >= V)).any()):
+        return None, None, "greedy_decode_batch returned tokens outside 0-12"
+    with torch.no_grad():
+        H, mask, s = reference.encode(params, src, lens)
+        y = torch.full((B,), BOS, dtype=torch.long)
+        measured = []
+        for t in range(13):
+            logits, s, alpha = reference.decoder_step(params, s, y, H, mask, attention)
+            logits = logits.double()
+            chosen = logits.gather(1, got[:, t:t + 1])[:, 0]
+            off = (logits.max(dim=1).values - chosen > ARGMAX_SLACK).nonzero()
+            if len(off):
+                return None, None, (
+                    f"the tokens greedy_decode_batch returned disagree with the measured "
+                    f"decoding: step {t} of string {int(off[0, 0])} is not the model's argmax "
+                    f"given the tokens before it ({len(off)} of {B} strings at that step); "
+                    "free-running decoding feeds back its own previous choice")
+            gap = (got_alphas[:, t] - alpha.double()).abs()
+            if attention and float(gap.max()) > ALPHA_SLACK:
+                return None, None, (
+                    f"the attention weights greedy_decode_batch returned disagree with the "
+                    f"measured ones: step {t}, string {int(gap.max(dim=1).values.argmax())}, "
+                    f"off by {float(gap.max()):.2g}; return the weights decoder_step gives at "
+                    "each step")
+            measured.append(alpha.double())
+            y = got[:, t]
+    return got, torch.stack(measured, dim=1), None
+
+
 @pytest.mark.outcome(wall=120, cpu=200, memory="3 GiB", catches=("greedy_teacher_forced",))
 def test_greedy_decode_batch_exposure_bias(student, reference, outcome):
     answers_at_all(reference, lambda p, s, d, n: alone(student, "greedy_decode_batch", p, s, n,
@@ -513,19 +570,17 @@ def test_greedy_decode_batch_exposure_bias(student, reference, outcome):
                                                            12)
     with torch.no_grad():
         forced = reference.teacher_forced_logits(params, src, dec_in, lens, False).argmax(-1)
-    free, _ = alone(student, "greedy_decode_batch", params, src, lens, 13, False)
-    try:
-        tf_tok = reference.sequence_metrics(forced, tgt)[1]
-        fr_tok = reference.sequence_metrics(free, tgt)[1]
-        gap = tf_tok - fr_tok
-    except (TypeError, ValueError, IndexError, RuntimeError, AttributeError):
-        tf_tok = fr_tok = gap = None
+    free, alphas = alone(student, "greedy_decode_batch", params, src, lens, 13, False)
+    free, _, why = measured_decoding(reference, params, src, lens, free, alphas, False)
+    tf_tok = reference.sequence_metrics(forced, tgt)[1]
+    fr_tok = reference.sequence_metrics(free, tgt)[1] if free is not None else None
+    gap = tf_tok - fr_tok if fr_tok is not None else None
     outcome.measure("teacher-forced minus free-running token accuracy", gap, bound="≥",
                     threshold=0.10, unit="%",
                     context="the course's model without attention, 500 strings of length 12, "
                     "teacher forcing against your greedy_decode_batch"
                     + (f" ({100 * tf_tok:.1f}% against {100 * fr_tok:.1f}%)"
-                       if gap is not None else ""))
+                       if fr_tok is not None else f": not measured, {why}"))
     outcome.verdict(hint="Free-running decoding feeds back the model's own previous answer, "
                          "never the true token; teacher forcing feeds the true one "
                          "(README, 'Exposure bias').")
@@ -612,17 +667,17 @@ def test_greedy_decode_batch_alignment(request, student, reference, outcome):
                                                        13, True), True)
     params, _ = reference_model(reference, outcome, True)
     src, _, _, lens = reference.make_reversal_batch(100, np.random.default_rng(11), 8, 8)
-    _, alphas = alone(student, "greedy_decode_batch", params, src, lens, 13, True)
+    tokens, alphas = alone(student, "greedy_decode_batch", params, src, lens, 13, True)
+    _, alphas, why = measured_decoding(reference, params, src, lens, tokens, alphas, True)
     _, ref_alphas = reference.greedy_decode_batch(params, src, lens, 13, True)
-    try:
-        share = alignment_rows(alphas)
-    except (TypeError, ValueError, IndexError, RuntimeError):
-        share = None
+    share = alignment_rows(alphas) if alphas is not None else None
     outcome.measure("digit rows peaking on the mirrored position", share, bound="≥",
                     threshold=0.9, unit="%",
-                    context="the course's attention model, 100 strings of 8 digits",
+                    context="the course's attention model, 100 strings of 8 digits"
+                    + (f": not measured, {why}" if why else ""),
                     baselines=[("the reference's decoding gives", alignment_rows(ref_alphas))])
-    attention_picture(request, alphas[0], ref_alphas[0], src[0, :8].tolist())
+    if alphas is not None:
+        attention_picture(request, alphas[0], ref_alphas[0], src[0, :8].tolist())
     outcome.verdict(hint="Output step t of a reversal should read source position L − 1 − t. "
                          "Check that you return the weights of every step, in order, each from "
                          "the step that produced the token (README, 'Exposure bias').")

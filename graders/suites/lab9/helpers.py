@@ -1,11 +1,13 @@
 """Lab 9 helpers, run beside the student's code (and beside the reference's): seeded generators,
-and training with trusted building blocks (see ``rnngrade.harness.worker_helpers`` for the rules).
+and training with lab 2's loss in place (see ``rnngrade.harness.worker_helpers`` for the rules).
 
 ``init_params`` and ``sample_text`` take a ``numpy.random.Generator``, which is not plain data:
 the helpers build it from a seed on the student's side. ``train_tbptt`` calls the module's
-``adam_step`` and ``char_rnn_loss_and_grads``; ``train_alone`` runs it with textbook versions of
-both in their place (the formulas of assignments/lab9/README.md), so a test of the training
-loop never pays for a mistake in ``adam_step``.
+``adam_step`` and ``char_rnn_loss_and_grads``; ``train_with_textbook_loss`` runs it with lab 2's
+``char_rnn_loss_and_grads`` in its place (the stub ships it filled in; lab 9 does not grade it).
+Nothing here implements a function lab 9 grades (``tests/release/test_worker_audit.py``): a
+mistake in ``adam_step`` is taken out of a check of ``train_tbptt`` by the grader's stand-ins,
+which answer the calls a correct loop makes with the reference's recorded results.
 """
 
 from __future__ import annotations
@@ -46,18 +48,6 @@ def draws_used(module: Any, params: dict, chars: list, n_chars: int, temperature
     return -1
 
 
-def _adam(params: dict, grads: dict, state: dict, step: int, lr: float = 3e-3,
-          beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8) -> tuple:
-    new_params, m_new, v_new = {}, {}, {}
-    for k, p in params.items():
-        m = beta1 * state["m"][k] + (1 - beta1) * grads[k]
-        v = beta2 * state["v"][k] + (1 - beta2) * grads[k] ** 2
-        new_params[k] = p - lr * (m / (1 - beta1 ** step)) / (np.sqrt(v / (1 - beta2 ** step))
-                                                              + eps)
-        m_new[k], v_new[k] = m, v
-    return new_params, {"m": m_new, "v": v_new}
-
-
 def _loss_and_grads(p: dict, X: np.ndarray, Y: np.ndarray, h0: np.ndarray) -> tuple:
     B, T = X.shape
     columns = np.arange(B)
@@ -87,15 +77,17 @@ def _loss_and_grads(p: dict, X: np.ndarray, Y: np.ndarray, h0: np.ndarray) -> tu
 
 
 @helper
-def train_alone(module: Any, params: dict, streams_x: np.ndarray, streams_y: np.ndarray,
-                chunk_len: int, n_updates: int, lr: float = 3e-3, clip: float = 5.0) -> tuple:
-    """``train_tbptt(...)`` with textbook ``adam_step`` and ``char_rnn_loss_and_grads`` in the
-    module while it runs (restored afterwards)."""
-    saved = {name: getattr(module, name, None) for name in ("adam_step",
-                                                            "char_rnn_loss_and_grads")}
-    module.adam_step, module.char_rnn_loss_and_grads = _adam, _loss_and_grads
+def train_with_textbook_loss(module: Any, params: dict, streams_x: np.ndarray,
+                             streams_y: np.ndarray, chunk_len: int, n_updates: int,
+                             lr: float = 3e-3, clip: float = 5.0) -> tuple:
+    """``train_tbptt(...)`` with lab 2's ``char_rnn_loss_and_grads`` in the module while it runs
+    (restored afterwards)."""
+    saved = module.__dict__.get("char_rnn_loss_and_grads")
+    module.char_rnn_loss_and_grads = _loss_and_grads
     try:
         return module.train_tbptt(params, streams_x, streams_y, chunk_len, n_updates, lr, clip)
     finally:
-        for name, value in saved.items():
-            setattr(module, name, value)
+        if saved is None:
+            module.__dict__.pop("char_rnn_loss_and_grads", None)
+        else:
+            module.char_rnn_loss_and_grads = saved
