@@ -1,14 +1,18 @@
 """Lab 10 helpers, run beside the student's code (and beside the reference's): the functions that
 take a ``torch.Generator`` get one built from a seed on the student's side (a generator is not
-plain data), and a probe of how many numbers ``recall_batch`` drew (see
-``rnngrade.harness.worker_helpers`` for the rules)."""
+plain data), a probe of how many numbers ``recall_batch`` drew, and the two halves of a recall
+run graded by outcome: ``train_recall_observed`` (beside the student's code: the run, watched)
+and ``recall_figures`` (beside the reference, on the trusted side: what the watched parameters
+score). See ``rnngrade.harness.worker_helpers`` for the rules."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import torch
+import torch.nn as nn
 
+from rnngrade.harness.training_watch import watch_training
 from rnngrade.harness.worker_helpers import helper
 
 
@@ -53,3 +57,104 @@ def train_recall_alone(module: Any, kind: str, lag: int, forget_bias: float, upd
         return module.train_recall(kind, lag, forget_bias, updates, seed)
     finally:
         module.recall_batch = saved
+
+
+def _role(module: Any, name: str) -> str:
+    """A parameter's name in the README's model: ``embed.weight``, ``head.weight`` /
+    ``head.bias`` (the Linear), ``core.<name>`` (any other module: the RNN, LSTM, GRU or
+    DiagLinearRecurrence)."""
+    if isinstance(module, nn.Embedding):
+        return f"embed.{name}"
+    if isinstance(module, nn.Linear):
+        return f"head.{name}"
+    return f"core.{name}"
+
+
+@helper
+def train_recall_observed(module: Any, kind: str, lag: int, forget_bias: float, updates: int,
+                          seed: int, every: int) -> dict:
+    """``train_recall_alone(...)`` watched from outside the submission
+    (``rnngrade.harness.training_watch``): what it returned, the optimiser's steps, the
+    parameters before every ``every``-th update and after training, named as in the README's
+    model (``_role``)."""
+    return watch_training(
+        lambda: train_recall_alone(module, kind, lag, forget_bias, updates, seed), every, _role)
+
+
+def _recall_model(module: Any, kind: str) -> tuple[nn.ModuleDict, Any]:
+    """The README's model for ``kind`` (the module's ``DiagLinearRecurrence`` for "lin"), as
+    ``{embed, core, head}`` to load parameters into, and its logits on the last step."""
+    embed = nn.Embedding(9, 16)
+    if kind == "lin":
+        core: nn.Module = module.DiagLinearRecurrence(16, 64, N=64)
+    else:
+        core = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}[kind](16, 64, batch_first=True)
+    head = nn.Linear(64, 8)
+    gelu = nn.GELU()
+
+    def logits(tokens: torch.Tensor) -> torch.Tensor:
+        out = core(embed(tokens))
+        out = out if kind == "lin" else out[0]
+        last = out[:, -1]
+        return head(gelu(last) if kind == "lin" else last)
+
+    return nn.ModuleDict({"embed": embed, "core": core, "head": head}), logits
+
+
+def _load(model: nn.ModuleDict, params: Any) -> str:
+    """Load ``params`` into ``model``; "" when they fit, else why not (names and shapes)."""
+    if not isinstance(params, dict) or not params:
+        return "no parameters were stepped by a torch optimiser"
+    wanted = model.state_dict()
+    missing = sorted(set(wanted) - set(params))
+    extra = sorted(set(params) - set(wanted), key=str)
+    if missing or extra:
+        return ("the parameters the optimiser stepped are not the README's model's"
+                + (f": missing {', '.join(missing)[:200]}" if missing else "")
+                + (f"; not in the model: {', '.join(map(str, extra))[:200]}" if extra else ""))
+    for name, value in params.items():
+        if not isinstance(value, torch.Tensor) or tuple(value.shape) != tuple(wanted[name].shape):
+            shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+            return f"{name} has shape {shape}, the README's model {tuple(wanted[name].shape)}"
+        if not value.is_floating_point():
+            return f"{name} is not a floating-point tensor"
+    try:
+        model.load_state_dict(params)
+    except (RuntimeError, TypeError, ValueError):
+        return "the parameters the optimiser stepped do not load into the README's model"
+    return ""
+
+
+@helper
+def recall_figures(module: Any, kind: str, lag: int, seed: int, run: Any) -> dict:
+    """What the parameters of a watched run (``train_recall_observed``'s result) score, run
+    beside the reference on the trusted side, with one thread and the global generators left as
+    they were: ``"losses"``, ``[update, loss]`` of each checkpoint's parameters on the batch
+    that update drew (the README's data: ``Generator().manual_seed(seed + 1)``); ``"accuracy"``,
+    of the final parameters on the README's test set (None when they do not load, and
+    ``"problem"`` says why)."""
+    figures: dict[str, Any] = {"losses": [], "accuracy": None, "problem": ""}
+    checkpoints = run.get("checkpoints") if isinstance(run, dict) else None
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.random.fork_rng(devices=[]), torch.no_grad():
+            model, logits = _recall_model(module, kind)
+            data = torch.Generator().manual_seed(seed + 1)
+            drawn = 0
+            for entry in checkpoints if isinstance(checkpoints, list) else []:
+                step = entry[0] if isinstance(entry, list | tuple) and len(entry) == 2 else None
+                if not isinstance(step, int) or step <= drawn or _load(model, entry[1]):
+                    continue
+                while drawn < step:
+                    x, y = _recall_batch(64, lag, data)
+                    drawn += 1
+                loss = nn.functional.cross_entropy(logits(x), y)
+                figures["losses"].append([step, float(loss)])
+            figures["problem"] = _load(model, run.get("final") if isinstance(run, dict) else None)
+            if not figures["problem"]:
+                x, y = _recall_batch(1000, lag, torch.Generator().manual_seed(12345))
+                figures["accuracy"] = float((logits(x).argmax(-1) == y).double().mean())
+    finally:
+        torch.set_num_threads(threads)
+    return figures

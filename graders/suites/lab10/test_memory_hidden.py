@@ -5,7 +5,10 @@ The gradient-ratio table is the README's: six models at initialisation on one ba
 inputs (32, 200, 8), float32 as in the course documents, compared with the reference in log10
 (ratios span 1e-45 to 1e4, so only a logarithmic comparison is fair to every lag). Generators
 are built from seeds beside the student's code (``helpers.py``). Three training runs are graded
-by outcome; the vanilla RNN never is (its result depends on the seed, README "Recall").
+by outcome; the vanilla RNN never is (its result depends on the seed, README "Recall"). Their
+figures are the grader's: the run is watched from outside train_recall (the parameters its torch
+optimiser steps), the trusted side measures them with the reference's modules on the README's
+data, and the figures train_recall returns must agree with those measurements.
 """
 
 from __future__ import annotations
@@ -296,6 +299,13 @@ def test_train_recall_first_updates(check, kind, lag, forget_bias, seed):
 
 UPDATES = 400
 CHANCE = 0.125
+EVERY = 20  # the parameters are measured before updates 1, 21, ..., 381 and after the last
+# The grader measures the submission's parameters with the reference's modules on one thread;
+# the same torch modules give the same floats, a forward written by hand moves a loss by ~1e-6
+# relative and may flip a near tie of the test set's 1,000 argmaxes. A made-up figure is off by
+# far more (a chance-level model's loss is 2.08 where a trained one's is < 0.05).
+AGREE_LOSS = Tolerance(1e-5, 1e-3, "a loss computed by other code on the same parameters")
+AGREE_ACCURACY = 0.002  # two of the 1,000 test sequences
 
 
 def solved_from(losses: list[float]) -> int:
@@ -307,35 +317,84 @@ def solved_from(losses: list[float]) -> int:
     return -1
 
 
-def smoothed(losses, window: int = 10) -> list[float]:
-    values = np.asarray(losses, dtype=np.float64)[: len(losses) // window * window]
-    return [float(v) for v in values.reshape(-1, window).mean(axis=1)]
+def measured_run(proxy, reference, args: tuple) -> tuple[dict, dict]:
+    """``train_recall(*args)`` run by ``proxy`` and watched from outside it, and what the
+    grader measures of the parameters its optimiser stepped (``helpers.recall_figures``, with
+    the reference's modules on the README's data): the watched run and the figures."""
+    kind, lag, _, _, seed = args
+    run = proxy.helper("train_recall_observed", *args, EVERY)
+    return run, reference.helper("recall_figures", kind, lag, seed, run)
+
+
+def disagreements(run, figures: dict) -> list[str]:
+    """Where the figures train_recall returned disagree with the grader's: the optimiser's
+    steps, test_acc, the loss at each measured update, and ``solved`` against the README's rule
+    on the losses returned."""
+    returned = run.get("returned") if isinstance(run, dict) else None
+    try:
+        acc, solved, losses = returned
+        acc, losses = float(acc), [float(v) for v in losses]
+    except (TypeError, ValueError):
+        return ["train_recall did not return (test_acc, solved, losses)"]
+    found = []
+    steps = run.get("steps")
+    if steps != UPDATES:
+        counted = steps if isinstance(steps, int) else "an unknown number of"
+        found.append(f"a torch optimiser stepped {counted} times, not {UPDATES}")
+    measured = figures["accuracy"]
+    if measured is None or not abs(acc - measured) <= AGREE_ACCURACY:
+        found.append(f"test_acc {acc:.3f} returned, "
+                     + ("none measured" if measured is None else f"{measured:.3f} measured"))
+    if len(losses) != UPDATES:
+        found.append(f"{len(losses)} losses returned, not {UPDATES}")
+    at = dict((step, loss) for step, loss in figures["losses"])
+    for update in range(1, UPDATES + 1, EVERY):
+        if update not in at:
+            found.append(f"the loss at update {update} could not be measured")
+            break
+        if update <= len(losses) and \
+                not abs(losses[update - 1] - at[update]) <= AGREE_LOSS.allowed(at[update]):
+            found.append(f"the loss at update {update}: {losses[update - 1]:.4g} returned, "
+                         f"{at[update]:.4g} measured")
+            break
+    if len(losses) == UPDATES and solved != solved_from(losses):
+        found.append(f"solved {solved} does not follow the README's rule on the losses returned")
+    return found
+
+
+def reference_figures(reference, args: tuple) -> dict:
+    """The reference's own run, measured as a submission's is: accuracy, curve and solved."""
+    run, figures = measured_run(reference, reference, args)
+    return {"accuracy": figures["accuracy"], "losses": [loss for _, loss in figures["losses"]],
+            "solved": run["returned"][1]}
 
 
 def recall_run(student, reference, outcome, kind: str, lag: int, forget_bias: float,
                bound: str, threshold: float, hint: str) -> None:
-    """Train with the submission's train_recall and grade its test accuracy against the band;
-    the loss curve is drawn beside the reference's, and the reported ``solved`` must follow the
-    README's rule on the reported losses."""
+    """Train with the submission's train_recall, watched, and grade the test accuracy the
+    grader measures of its trained parameters against the band; every figure train_recall
+    returns must agree with the grader's measurements (README, "Recall"). The measured loss
+    curve is drawn beside the reference's."""
     args = (kind, lag, forget_bias, UPDATES, outcome.seed)
-    acc, solved, losses = student.helper("train_recall_alone", *args)
-    ref_acc, ref_solved, ref_losses = outcome.reference_value(
-        args, lambda: reference.helper("train_recall_alone", *args))
-    try:
-        losses = [float(v) for v in losses]
-        acc = float(acc)
-    except (TypeError, ValueError):
-        losses, acc = [], None
+    run, figures = measured_run(student, reference, args)
+    ref = outcome.reference_value(("measured", EVERY, *args),
+                                  lambda: reference_figures(reference, args))
     context = f"after {UPDATES} updates at lag {lag}, on 1,000 test sequences"
-    outcome.measure("test accuracy", acc, bound=bound, threshold=threshold, unit="%",
-                    context=context,
-                    baselines=[("chance is", CHANCE), ("the reference's", float(ref_acc))],
-                    curve=smoothed(losses), reference_curve=smoothed(ref_losses),
-                    curve_label="training loss (mean of 10 updates)")
-    consistent = len(losses) == UPDATES and solved == solved_from(losses)
-    outcome.measure("'solved' follows the README's rule on the losses returned",
-                    1.0 if consistent else 0.0, bound="≥", threshold=1.0,
-                    context=f"{UPDATES} losses; the reference solved at {ref_solved}")
+    if figures["problem"]:
+        context += f" (not measured: {figures['problem']})"
+    outcome.measure("test accuracy", figures["accuracy"], bound=bound, threshold=threshold,
+                    unit="%", context=context,
+                    baselines=[("chance is", CHANCE), ("the reference's", float(ref["accuracy"]))],
+                    curve=[loss for _, loss in figures["losses"]],
+                    reference_curve=ref["losses"],
+                    curve_label=f"training loss at every {EVERY}th update, measured from the "
+                                "parameters")
+    found = disagreements(run, figures)
+    outcome.measure("figures returned that disagree with the grader's measurements",
+                    float(len(found)), bound="≤", threshold=0.0,
+                    context=("(" + "; ".join(found) + ")" if found else
+                             f"(test_acc, solved, the losses at every {EVERY}th update; the "
+                             f"reference solved at {ref['solved']})"))
     outcome.verdict(hint=hint)
 
 

@@ -1,0 +1,64 @@
+"""A training run watched from outside the code that trains: the optimiser's steps, the stepped
+parameters named by the module that registered them, their values before every k-th step and
+after the run."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+from rnngrade.harness.training_watch import watch_training
+
+
+def small_run(steps: int, before: nn.Module | None = None) -> tuple:
+    """A Linear(3, 2) and an Embedding(4, 3) trained by SGD (lr 0.1) for ``steps`` steps; the
+    losses, and the Linear's weight before each step and after the last."""
+    torch.manual_seed(0)
+    embed, head = nn.Embedding(4, 3), nn.Linear(3, 2)
+    params = [*embed.parameters(), *head.parameters()]
+    if before is not None:
+        params += list(before.parameters())
+    optimizer = torch.optim.SGD(params, lr=0.1)
+    weights, losses = [], []
+    for _ in range(steps):
+        loss = head(embed(torch.tensor([0, 1, 2]))).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        weights.append(head.weight.detach().clone())
+        optimizer.step()
+        losses.append(loss.item())
+    weights.append(head.weight.detach().clone())
+    return losses, weights
+
+
+def test_steps_checkpoints_and_final_parameters_are_the_run_s():
+    watched = watch_training(lambda: small_run(7), every=3)
+    losses, weights = watched["returned"]
+    assert watched["steps"] == 7 and len(losses) == 7
+    assert [step for step, _ in watched["checkpoints"]] == [1, 4, 7]
+    for step, params in watched["checkpoints"]:
+        assert sorted(params) == ["Embedding.weight", "Linear.bias", "Linear.weight"]
+        assert torch.equal(params["Linear.weight"], weights[step - 1])
+    assert torch.equal(watched["final"]["Linear.weight"], weights[-1])
+    assert not torch.equal(weights[-1], weights[0])  # the run trained
+
+
+def test_parameters_from_before_the_run_are_unnamed_and_names_never_collide():
+    outside = nn.Linear(2, 2)  # registered before the watch
+    watched = watch_training(lambda: small_run(1, before=outside), every=1)
+    assert sorted(watched["final"]) == ["Embedding.weight", "Linear.bias", "Linear.weight",
+                                        "unnamed.3", "unnamed.4"]
+
+    def two_heads() -> None:
+        first, second = nn.Linear(1, 1), nn.Linear(1, 1)
+        torch.optim.SGD([first.weight, second.weight], lr=0.1).step()
+
+    assert sorted(watch_training(two_heads, every=1)["final"]) == ["Linear.weight",
+                                                                   "Linear.weight#2"]
+
+
+def test_a_run_that_never_steps_an_optimiser_is_seen_as_such():
+    watched = watch_training(lambda: (nn.LSTM(2, 3), 0.99)[1], every=1)
+    assert watched == {"returned": 0.99, "steps": 0, "checkpoints": [], "final": {}}
+    # and the hooks are gone afterwards: a later run counts from zero
+    assert watch_training(lambda: small_run(2), every=5)["steps"] == 2
