@@ -62,3 +62,30 @@ def test_a_run_that_never_steps_an_optimiser_is_seen_as_such():
     assert watched == {"returned": 0.99, "steps": 0, "checkpoints": [], "final": {}}
     # and the hooks are gone afterwards: a later run counts from zero
     assert watch_training(lambda: small_run(2), every=5)["steps"] == 2
+
+
+def test_lab10s_watched_run_in_the_jailed_worker_is_measured_alike_on_the_trusted_side(sandbox):
+    """The jailed worker reads no grader file: the watch must be loaded there already. The
+    parameters it copies are measured by the reference beside the grader to the same losses
+    and test accuracy the reference's train_recall returned."""
+    from rnngrade.diagnosis.mutants import strip_markers
+    from rnngrade.harness.runner.inprocess import InProcessRunner
+    from rnngrade.lab_helpers import lab_helpers
+    from rnngrade.labs import get_lab
+
+    lab = get_lab("lab10")
+    source = strip_markers(lab.solution_path().read_text(encoding="utf-8"))
+    helpers = lab_helpers(lab)
+    runner = sandbox(source, lab.filename, helpers=helpers.source)
+    run = runner.call_helper("train_recall_observed", ("lstm", 3, 5.0, 5, 0, 2)).value
+    acc, solved, losses = run["returned"]
+    assert run["steps"] == 5 and [step for step, _ in run["checkpoints"]] == [1, 3, 5]
+    assert sorted(run["final"]) == ["core.bias_hh_l0", "core.bias_ih_l0", "core.weight_hh_l0",
+                                    "core.weight_ih_l0", "embed.weight", "head.bias",
+                                    "head.weight"]
+    trusted = InProcessRunner.from_source(source, lab.filename, helpers=helpers.registry)
+    figures = trusted.call_helper("recall_figures", ("lstm", 3, 0, run)).value
+    assert figures["problem"] == "" and figures["accuracy"] == acc
+    assert [step for step, _ in figures["losses"]] == [1, 3, 5]
+    for step, loss in figures["losses"]:
+        assert abs(loss - losses[step - 1]) <= 1e-6 * abs(loss)

@@ -10,7 +10,9 @@ decorators: the grader reads that file (``rnngrade.lab_helpers``) and sends its 
 worker, which runs it beside these (``with_lab_helpers``); the suite folder itself is never
 visible to the worker. Helpers run on the reference and mutants as well as on the student, and
 their results are memoised across submissions: a helper must be a pure function of its
-arguments (and of the module it calls).
+arguments (and of the module it calls). A lab's helpers may import only what the worker has
+loaded before the jail (it reads no grader file): this module and what it imports, such as
+``rnngrade.harness.training_watch``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy as np
 from rnngrade.harness.checks.compare import UNFINISHED, to_numpy
 from rnngrade.harness.checks.seeding import seed_everything
 from rnngrade.harness.checks.threads import pin_threads
+from rnngrade.harness.training_watch import watch_training  # noqa: F401 - for labs' helpers
 
 F = TypeVar("F", bound=Callable[..., Any])
 
