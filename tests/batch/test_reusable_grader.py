@@ -29,6 +29,7 @@ def comparable(result) -> dict:
     data = result.to_dict()
     for key in ("execution_time", "graded_at"):
         data.pop(key)
+    data["timings"] = {k: v for k, v in data["timings"].items() if not k.endswith("_seconds")}
     for test in data["tests"]:
         test.pop("seconds")
         for case in test["cases"]:
