@@ -320,7 +320,11 @@ def test_an_interrupted_grader_abandons_the_call_and_carries_on(sandbox):
     assert runner.call("ok", (1,)).value == 2 and runner.worker_pid != pid
 
 
-def test_a_child_the_student_forks_never_answers_for_the_worker(sandbox):
-    runner = sandbox("import os\n\ndef fork_and_return(x):\n    os.fork()\n    return x\n")
+def test_a_fork_fails_in_the_worker_and_the_worker_answers_on(sandbox):
+    """A CPU worker starts no process (sandbox/seccomp.py): the student sees an ordinary
+    error, and the worker goes on answering (a child that had started would never answer)."""
+    runner = sandbox("import os\n\ndef fork_and_return(x):\n    os.fork()\n    return x\n"
+                     "\ndef ok(x):\n    return x\n")
     for n in range(3):
-        assert runner.call("fork_and_return", (n,)).value == n
+        assert "Operation not permitted" in failure(runner, "fork_and_return", n).message
+        assert runner.call("ok", (n,)).value == n

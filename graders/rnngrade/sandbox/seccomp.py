@@ -6,8 +6,12 @@ the hypervisor through a socket family no namespace covers, or hold memory its l
 count: kernel attack surface that grading never needs. The filter makes these system calls fail
 (the calling code sees an ordinary error; nothing is killed):
 
-- ``unshare``, ``setns``, and ``clone`` with any namespace flag (a thread or a fork, which use
-  ``clone`` without them, still work): EPERM;
+- ``unshare``, ``setns``, and ``clone`` with any namespace flag: EPERM;
+- for a CPU worker, a new process: ``fork``, ``vfork`` and a ``clone`` that makes a process
+  rather than a thread (no ``CLONE_THREAD``) fail with EPERM; threads (BLAS, torch) still start.
+  Every limit of the worker (``RLIMIT_AS`` above all) is counted per process: each child would
+  bring a whole new allowance. A CUDA worker keeps them (its driver's needs are not known to
+  exclude a helper process);
 - ``clone3`` fails with ENOSYS instead: its flags live in memory a filter cannot read, and ENOSYS
   makes the C library fall back to ``clone``, which the filter can check;
 - ``mount``, ``umount2``, ``pivot_root`` and the new mount interface (``fsopen`` ...): EPERM;
@@ -48,6 +52,7 @@ from rnngrade.sandbox.isolation import (
     CLONE_NEWUTS,
 )
 
+CLONE_THREAD = 0x00010000
 CLONE_NEWCGROUP = 0x02000000
 CLONE_NEWTIME = 0x00000080
 NAMESPACE_FLAGS = (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID
@@ -86,6 +91,7 @@ class Arch:
     socketpair: int
     blocked: dict[str, int]  # name -> number, failing with EPERM
     uncounted: dict[str, int]  # name -> number: memory RLIMIT_AS does not count (ENOSYS)
+    processes: dict[str, int]  # name -> number: calls that only make a new process (EPERM)
 
 
 _COMMON = {"open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
@@ -95,12 +101,12 @@ ARCHES = {
         "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155, "keyctl": 250,
         "add_key": 248, "request_key": 249, "bpf": 321, "ptrace": 101, "perf_event_open": 298,
         "userfaultfd": 323, **_COMMON},
-        {"memfd_create": 319, "memfd_secret": 447, "shmget": 29}),
+        {"memfd_create": 319, "memfd_secret": 447, "shmget": 29}, {"fork": 57, "vfork": 58}),
     "aarch64": Arch(0xC00000B7, 277, 220, 435, 97, 198, 199, {
         "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41, "keyctl": 219,
         "add_key": 217, "request_key": 218, "bpf": 280, "ptrace": 117, "perf_event_open": 241,
         "userfaultfd": 282, **_COMMON},
-        {"memfd_create": 279, "memfd_secret": 447, "shmget": 194}),
+        {"memfd_create": 279, "memfd_secret": 447, "shmget": 194}, {}),  # no fork: clone
 }
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -112,7 +118,7 @@ def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
 
 def program(arch: Arch, *, uncounted_memory: bool = False) -> bytes:
     """The filter as BPF instructions (struct sock_filter, 8 bytes each); ``uncounted_memory``:
-    leave the calls of ``arch.uncounted`` open (a CUDA worker's)."""
+    leave the calls of ``arch.uncounted`` and new processes open (a CUDA worker's)."""
     eperm, enosys = RET_ERRNO | errno.EPERM, RET_ERRNO | errno.ENOSYS
     code = [
         _insn(_LD_W_ABS, 0, 0, _ARCH),
@@ -127,13 +133,18 @@ def program(arch: Arch, *, uncounted_memory: bool = False) -> bytes:
     if not uncounted_memory:
         for number in sorted(arch.uncounted.values()):
             code += _returns_if(number, enosys)
+        for number in sorted(arch.processes.values()):
+            code += _returns_if(number, eperm)
     code += _returns_if(arch.clone3, enosys)
     for number in (arch.socket, arch.socketpair):
         code += [_insn(_JEQ_K, 0, len(_FAMILIES), number), *_FAMILIES]
+    # clone's flags (its first argument): the namespace bits and CLONE_THREAD are all low
+    threads_only = [] if uncounted_memory else [_insn(_JSET_K, 0, 1, CLONE_THREAD)]
     code += [
-        _insn(_JEQ_K, 0, 2, arch.clone),
-        _insn(_LD_W_ABS, 0, 0, _ARG0_LOW),  # clone's flags: namespace bits are all low
-        _insn(_JSET_K, 1, 0, NAMESPACE_FLAGS),
+        _insn(_JEQ_K, 0, 2 + len(threads_only), arch.clone),  # not clone: to the allowing return
+        _insn(_LD_W_ABS, 0, 0, _ARG0_LOW),
+        _insn(_JSET_K, 1 + len(threads_only), 0, NAMESPACE_FLAGS),  # to the refusal
+        *threads_only,  # a thread: allowed; a process: to the refusal
         _insn(_RET_K, 0, 0, RET_ALLOW),
         _insn(_RET_K, 0, 0, eperm),
     ]
@@ -214,6 +225,21 @@ def uncounted_memory_closed() -> bool:
         _libc.shmctl(segment, 0, None)  # IPC_RMID
     shm = segment == -1 and ctypes.get_errno() == errno.ENOSYS
     return memfd and shm
+
+
+def new_processes_closed() -> bool:
+    """Whether this process can start no other process (a thread still starts). Where a fork
+    succeeds after all, the child leaves at once."""
+    arch = ARCHES.get(platform.machine())
+    if arch is None:
+        return False
+    pid = _libc.syscall(arch.clone, 17, None, None, None, None)  # SIGCHLD: a plain fork
+    if pid == 0:
+        os._exit(0)
+    if pid > 0:
+        os.waitpid(pid, 0)
+        return False
+    return ctypes.get_errno() == errno.EPERM
 
 
 def _fails(result: int, expected: int) -> bool:
