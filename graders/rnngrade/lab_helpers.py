@@ -5,8 +5,10 @@ grader's fault: ``SuiteError``). Its code then travels to the sandboxed worker w
 submission and runs there beside the generic helpers (``rnngrade.harness.worker_helpers``):
 only its code (``shipped_source``: docstrings and comments left out, so nothing of the hidden
 suite's text is there for a submission to quote); the suite folder is never made visible to
-the worker. In-process runners (reference, mutants, ``--inprocess``) use the registry built
-here.
+the worker. A lab's platform modules (``platform_<name>.py`` beside it: lab 12's classic
+``utils``) travel the same way, appended to the helpers' code as ``platform_module`` calls, and
+are what the lab's submissions get for ``import <name>``. In-process runners (reference,
+mutants, ``--inprocess``) use the registry built here.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from rnngrade.harness.worker_helpers import GENERIC, Registry, with_lab_helpers
 from rnngrade.labs import Lab, get_lab
 
 HELPERS_FILE = "helpers.py"
+PLATFORM_PREFIX = "platform_"  # ``platform_utils.py``: what a submission's ``import utils`` gets
 
 
 @dataclass(frozen=True)
@@ -39,26 +42,42 @@ def lab_helpers(lab: Lab | str) -> LabHelpers:
     (``LabAssets.helpers``), keyed with everything else by the course files' digest."""
     lab = get_lab(lab) if isinstance(lab, str) else lab
     path = lab.suite_dir() / HELPERS_FILE
-    if not path.is_file():
-        return LabHelpers("", "")
+    modules = {module.stem.removeprefix(PLATFORM_PREFIX): _read(module)
+               for module in platform_files(lab)}
+    return build_lab_helpers(lab.name, _read(path) if path.is_file() else None, path, modules)
+
+
+def platform_files(lab: Lab, root: Path | None = None) -> list[Path]:
+    """The lab's platform modules (``platform_<name>.py`` in its suite folder), sorted."""
+    return sorted(lab.suite_dir(root).glob(f"{PLATFORM_PREFIX}*.py"))
+
+
+def _read(path: Path) -> str:
     try:
-        source = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError(f"{path}: cannot read it ({exc})") from None
-    return build_lab_helpers(lab.name, source, path)
 
 
-def build_lab_helpers(lab_name: str, source: str | None, path: Path) -> LabHelpers:
-    """``LabHelpers`` from the text of ``path`` (None: the lab has no helpers file)."""
-    if source is None:
+def build_lab_helpers(lab_name: str, source: str | None, path: Path,
+                      modules: dict[str, str] | None = None) -> LabHelpers:
+    """``LabHelpers`` from the text of ``path`` (None: the lab has no helpers file) and the
+    lab's platform modules (import name → source), shipped as calls of ``platform_module``
+    after the helpers' code."""
+    if source is None and not modules:
         return LabHelpers("", "")
     filename = f"<{lab_name} helpers>"
+    shipped = shipped_source(source or "")
+    if modules:
+        shipped += "\nfrom rnngrade.harness.worker_helpers import platform_module\n" + "".join(
+            f"platform_module({name!r}, {shipped_source(text)!r})\n"
+            for name, text in sorted(modules.items()))
     try:
-        registry = with_lab_helpers(source, filename)
+        registry = with_lab_helpers(shipped, filename)
     except Exception as exc:
         raise SuiteError(f"{path}: the lab's helpers do not load: "
                          f"{type(exc).__name__}: {exc}") from exc
-    return LabHelpers(shipped_source(source), filename, registry)
+    return LabHelpers(shipped, filename, registry)
 
 
 def shipped_source(source: str) -> str:

@@ -29,6 +29,7 @@ from rnngrade.course.times import (
     submission_time,
     untimed_refusal,
 )
+from rnngrade.submission.gitmeta import CommitTime, head_commit_time
 
 UTC = dt.timezone.utc
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -408,3 +409,86 @@ def test_a_packed_clone_gives_its_head_commit_time(tmp_path):
     subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(copy)],
                    check=True, capture_output=True)
     assert git_commit_time(copy) == dt.datetime(2026, 9, 23, 8, tzinfo=UTC)
+
+
+@needs_git
+@pytest.mark.parametrize("offsets", [True, False], ids=["ofs-delta", "ref-delta"])
+def test_commits_stored_as_deltas_in_a_pack_give_their_time(tmp_path, offsets):
+    """Many similar commits packed with ``gc --aggressive``: git stores most as deltas on
+    another (the last commit, with the shortest message, among them); each commit's time reads
+    as git itself says."""
+    repo = clone(tmp_path)
+    for day in range(1, 25):
+        (repo / "rnn.py").write_text(f"x = {100 + day}\n")
+        message = "Work on the cell. " * (150 - 5 * day) + f"step {day}"
+        git(repo, "commit", "-qam", message, date=f"2026-10-{day:02d}T08:00:00+00:00")
+    git(repo, "-c", f"repack.useDeltaBaseOffset={str(offsets).lower()}", "gc", "-q",
+        "--aggressive")
+    listing = subprocess.run(
+        ["git", "verify-pack", "-v", *map(str, (repo / ".git/objects/pack").glob("*.idx"))],
+        capture_output=True, text=True, check=True).stdout
+    deltas = [line.split()[0] for line in listing.splitlines()
+              if line.split()[1:2] == ["commit"] and len(line.split()) == 7]
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert head in deltas and len(deltas) >= 10
+    assert git_commit_time(repo) == dt.datetime(2026, 10, 24, 8, tzinfo=UTC)
+    ref = repo / ".git" / "refs" / "heads" / "main"
+    for sha in deltas:
+        ref.write_text(sha + "\n")
+        seconds = subprocess.run(["git", "show", "-s", "--format=%ct", sha], cwd=repo,
+                                 capture_output=True, text=True, check=True).stdout.strip()
+        assert head_commit_time(repo) == CommitTime(int(seconds)), sha
+
+
+@needs_git
+def test_a_delta_chain_that_loops_or_inflates_past_the_bound_gives_no_time(tmp_path):
+    """A pack whose delta names itself as its base, or claims a huge result, is refused with a
+    note (never followed forever, never inflated)."""
+    import hashlib
+    import zlib
+
+    repo = clone(tmp_path)
+    pack_dir = repo / ".git" / "objects" / "pack"
+    pack_dir.mkdir(parents=True, exist_ok=True)
+
+    def varint(n: int) -> bytes:
+        out = b""
+        while True:
+            byte, n = n & 0x7F, n >> 7
+            out += bytes([byte | (0x80 if n else 0)])
+            if not n:
+                return out
+
+    def entry(kind: int, size: int, rest: bytes) -> bytes:
+        head = [(kind << 4) | (size & 15) | (0x80 if size >> 4 else 0)]
+        size >>= 4
+        while size:
+            head.append((size & 0x7F) | (0x80 if size >> 7 else 0))
+            size >>= 7
+        return bytes(head) + rest
+
+    sha = bytes.fromhex("cd" * 20)
+    commit = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\ncommitter s <s@x> 1790000000 +0000\n"
+    whole = entry(1, len(commit), zlib.compress(commit))
+    grows = varint(len(commit)) + varint(1 << 30) + b"\x90\x00"  # copy 64 KiB, many times
+    cases = {"loop": [entry(7, 4, sha + zlib.compress(b"\x00\x00\x00\x00"))],
+             "huge": [whole, entry(6, len(grows), varint(len(whole)) + zlib.compress(grows))]}
+    for case, entries in cases.items():
+        for old in pack_dir.iterdir():
+            old.unlink()
+        body = b"".join(entries)
+        at = 12 + len(body) - len(entries[-1])
+        pack = b"PACK" + (2).to_bytes(4, "big") + len(entries).to_bytes(4, "big") + body
+        pack += hashlib.sha1(pack).digest()
+        idx = b"\xfftOc" + (2).to_bytes(4, "big")
+        idx += b"".join((0 if i < sha[0] else 1).to_bytes(4, "big") for i in range(256))
+        idx += sha + b"\0\0\0\0" + at.to_bytes(4, "big") + bytes(40)
+        (pack_dir / "pack-x.pack").write_bytes(pack)
+        (pack_dir / "pack-x.idx").write_bytes(idx)
+        (repo / ".git" / "refs" / "heads" / "main").write_text(sha.hex() + "\n")
+        found = head_commit_time(repo)
+        assert found.seconds is None
+        assert {"loop": "a chain of more than 64 deltas",
+                "huge": "inflates to 1073741824 bytes, more than 64 KiB"}[case] in found.note, \
+            found.note

@@ -15,6 +15,7 @@ import pytest
 from rnngrade.diagnosis.mutants import Mutant, load_mutant_table
 from rnngrade.grading.engine import grade
 from rnngrade.harness.source.module_builder import build_module
+from rnngrade.lab_helpers import lab_helpers
 from rnngrade.labs import get_lab
 from rnngrade.paths import course_root
 from rnngrade.results.model import GradeResult
@@ -132,11 +133,15 @@ def test_utils_helpers_are_the_courses_not_the_students():
     """`from utils import *` resolves without a file; its functions are found by the student's
     code but are not the student's (a lab asking for one would score it as missing)."""
     built = build_module("from utils import *\n\ndef f(X, Y, a0, p):\n"
-                         "    return rnn_forward(X, Y, a0, p)[0]\n", "s.py")
+                         "    return rnn_forward(X, Y, a0, p)[0]\n", "s.py",
+                         lab_modules=lab_helpers(LAB).registry.modules)
     assert built.fatal is None
     assert "rnn_forward" not in vars(built.module) and "softmax" not in vars(built.module)
     assert any("come from `utils`" in note for note in built.notes)
     reference = build_module(Path(LAB.solution_path()).read_text(encoding="utf-8"), "r.py").module
+    other = build_module("from utils import *\n", "s.py",
+                         lab_modules=lab_helpers("lab1").registry.modules)
+    assert any("No module named 'utils'" in note for note in other.notes)  # lab 12's only
     rng = np.random.default_rng(0)
     p = {"Wax": rng.standard_normal((4, 27)), "Waa": rng.standard_normal((4, 4)),
          "Wya": rng.standard_normal((27, 4)), "b": rng.standard_normal((4, 1)),

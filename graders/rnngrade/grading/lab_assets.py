@@ -35,7 +35,13 @@ from rnngrade.diagnosis.reach import Reach
 from rnngrade.errors import MutantError, RubricError, SuiteError
 from rnngrade.grading.rubric import Rubric, parse_rubric
 from rnngrade.grading.stand_ins import callees_of
-from rnngrade.lab_helpers import HELPERS_FILE, LabHelpers, build_lab_helpers
+from rnngrade.lab_helpers import (
+    HELPERS_FILE,
+    PLATFORM_PREFIX,
+    LabHelpers,
+    build_lab_helpers,
+    platform_files,
+)
 from rnngrade.labs import Lab, get_lab
 from rnngrade.paths import course_root
 from rnngrade.submission.source_notes import ReferenceFacts, reference_facts
@@ -145,8 +151,10 @@ def load_lab_assets(lab_name: str, root: Path | None = None) -> LabAssets:
                 warnings.append(f"{exc}; left out of diagnosis until it is fixed")
     for warning in warnings:
         print(f"rnngrade: warning: {warning}", file=sys.stderr)
+    modules = {path.stem.removeprefix(PLATFORM_PREFIX): _text(files, path, root) or ""
+               for path in platform_files(lab, root)}
     helpers = build_lab_helpers(lab.name, _text(files, suite / HELPERS_FILE, root),
-                                suite / HELPERS_FILE)
+                                suite / HELPERS_FILE, modules)
     return LabAssets(lab, root, digest, rubric, source, reference, tuple(mutants), allowed,
                      helpers, reference_facts(source),
                      callees_of(strip_markers(source), tuple(lab.functions)),

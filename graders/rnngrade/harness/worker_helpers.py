@@ -42,6 +42,7 @@ class Registry:
 
     helpers: dict[str, Callable[..., Any]] = field(default_factory=dict)
     functions: dict[str, Callable[..., Callable]] = field(default_factory=dict)
+    modules: dict[str, str] = field(default_factory=dict)  # a lab's platform modules: source
 
     def add(self, kind: str, fn: Callable) -> None:
         table = self.helpers if kind == "helper" else self.functions
@@ -68,6 +69,15 @@ def function(fn: F) -> F:
     return fn
 
 
+def platform_module(name: str, source: str) -> None:
+    """Register ``source`` as the module a submission's ``import name`` gets (a lab's own
+    platform module, such as lab 12's classic ``utils``; ``rnngrade.lab_helpers`` writes the
+    call)."""
+    if not name.isidentifier() or name in _collecting[-1].modules:
+        raise ValueError(f"a platform module named {name!r} is impossible or registered twice")
+    _collecting[-1].modules[name] = source
+
+
 def with_lab_helpers(source: str, filename: str) -> Registry:
     """The generic helpers and those a lab's helpers file (its ``source``) registers. Raises
     whatever running that source raises, and ValueError for a name registered twice."""
@@ -81,7 +91,8 @@ def with_lab_helpers(source: str, filename: str) -> Registry:
             exec(code, module.__dict__)  # the course's own helpers file
         finally:
             _collecting.pop()
-    return Registry({**GENERIC.helpers, **lab.helpers}, {**GENERIC.functions, **lab.functions})
+    return Registry({**GENERIC.helpers, **lab.helpers}, {**GENERIC.functions, **lab.functions},
+                    dict(lab.modules))
 
 
 def _tensor_leaves(value: Any) -> list:

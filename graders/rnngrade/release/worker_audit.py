@@ -3,10 +3,10 @@ of a hidden suite's text.
 
 A submission runs in the worker beside grader code, and can reach all of it (``gc``, frames,
 module globals). So the code a worker holds must not implement what the lab grades, or a
-submission could call it in place of its own answer. A lab's *worker code* is its helpers as
-the worker gets them (``rnngrade.lab_helpers.shipped_source``) and the grader's modules that
-every worker imports (``worker_modules``). A function of that code *answers* a graded function
-``g`` when
+submission could call it in place of its own answer. A lab's *worker code* is its helpers and
+platform modules as the worker gets them (``rnngrade.lab_helpers.shipped_source``) and the
+grader's modules that every worker imports (``worker_modules``). A function of that code
+*answers* a graded function ``g`` when
 
 - (a function of a lab's helpers) its name, split into words at underscores (case and leading
   underscores aside), is ``g``'s, or uses only words of ``g``'s name, one of them telling
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from rnngrade.lab_helpers import HELPERS_FILE, shipped_source
+from rnngrade.lab_helpers import HELPERS_FILE, platform_files, shipped_source
 from rnngrade.labs import Lab, available_labs
 
 MIN_NODES = 12  # a one-statement reference body smaller than this says nothing (``return x``)
@@ -199,15 +199,17 @@ def worker_modules() -> tuple[Path, ...]:
 
 def audit_lab(lab: Lab, root: Path) -> list[Answer]:
     """What ``lab``'s worker holds that answers its graded functions, or ships the suite's
-    text: its helpers as shipped."""
-    path = lab.suite_dir(root) / HELPERS_FILE
-    if not path.is_file():
-        return []
-    original = path.read_text(encoding="utf-8")
-    shipped = shipped_source(original)
-    where = path.relative_to(root).as_posix()
-    return (answers_in(shipped, where, graded_functions(lab, root))
-            + suite_text_in(shipped, original, where))
+    text: its helpers and its platform modules (``platform_<name>.py``) as shipped."""
+    found = []
+    for path in [lab.suite_dir(root) / HELPERS_FILE, *platform_files(lab, root)]:
+        if not path.is_file():
+            continue
+        original = path.read_text(encoding="utf-8")
+        shipped = shipped_source(original)
+        where = path.relative_to(root).as_posix()
+        found += (answers_in(shipped, where, graded_functions(lab, root))
+                  + suite_text_in(shipped, original, where))
+    return found
 
 
 def audit_worker_modules(root: Path) -> list[Answer]:

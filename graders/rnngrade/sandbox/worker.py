@@ -288,7 +288,7 @@ def _load(state: _State, source: str, filename: str, handle_base: int, helpers: 
     except OSError:
         pass  # the module is built from the text either way
     try:
-        built = build_module(source, filename)
+        built = build_module(source, filename, lab_modules=state.helpers.modules)
     except KeyboardInterrupt:
         state.fatal = "the submission's top-level code raised KeyboardInterrupt"
         state.module = types.ModuleType("submission")

@@ -2,12 +2,14 @@
 read as hostile input and without running git.
 
 Only what is needed is read: ``HEAD``, the one ref it names (its loose file, else its line in
-``packed-refs``) and the one commit object (loose, or stored whole in a pack, found through the
-pack's ``.idx``). Every file is opened below ``.git`` one folder at a time with ``O_NOFOLLOW``
-and ``O_NONBLOCK``, checked on its descriptor to be a regular file, and read up to a bound
+``packed-refs``) and the one commit object (loose, or in a pack, found through the pack's
+``.idx``: stored whole, or rebuilt from a chain of at most ``MAX_DELTA_DEPTH`` deltas in that
+pack). Every file is opened below ``.git`` one folder at a time with ``O_NOFOLLOW`` and
+``O_NONBLOCK``, checked on its descriptor to be a regular file, and read up to a bound
 (``MAX_*``): no link is followed, no named pipe waited on, no object inflated past
 ``MAX_COMMIT_BYTES``, nothing copied. What cannot be read so gives no time, with a note saying
-why: a commit stored as a delta in a pack, or only in ``objects/info/alternates``, among them.
+why: a commit only in ``objects/info/alternates``, or a delta on an object outside its pack,
+among them.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ MAX_COMMIT_BYTES = 64 << 10  # one commit, inflated
 MAX_PACKS = 64  # .idx files looked at
 MAX_PACK_NAMES = 1000  # names listed in objects/pack
 MAX_SYMREFS = 5  # "ref: ..." followed in a row
+MAX_DELTA_DEPTH = 64  # deltas in a row down to a whole object (git makes at most 50)
+MAX_DELTA_BYTES = 2 * MAX_COMMIT_BYTES  # one delta, inflated
 CHUNK = 16 << 10
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -258,7 +262,8 @@ def _packed(git: int, sha: str) -> bytes | None:
     for name in names:
         offset = _index_offset(git, ("objects", "pack", name), key)
         if offset is not None:
-            return _pack_commit(git, ("objects", "pack", name[:-4] + ".pack"), offset)
+            return _pack_commit(git, ("objects", "pack", name[:-4] + ".pack"), offset,
+                                len(key))
     return None
 
 
@@ -326,39 +331,159 @@ def _index_offset(git: int, parts: tuple[str, ...], key: bytes) -> int | None:
     return None
 
 
-def _pack_commit(git: int, parts: tuple[str, ...], offset: int) -> bytes:
-    """The commit stored whole at ``offset`` of the pack ``parts``."""
+def _pack_commit(git: int, parts: tuple[str, ...], offset: int, width: int) -> bytes:
+    """The commit at ``offset`` of the pack ``parts``: stored whole, or as a chain of deltas
+    (``OFS_DELTA``/``REF_DELTA``, at most ``MAX_DELTA_DEPTH`` of them, each base found in the
+    same pack) on a whole object. Every object of the chain is bounded as one commit is."""
     with _opened(git, parts) as (fd, info):
-        if offset < 12 or offset >= info.st_size or os.pread(fd, 4, 0) != b"PACK":
+        total = info.st_size
+        if offset < 12 or offset >= total or os.pread(fd, 4, 0) != b"PACK":
             raise Unreadable(f"{parts[-1]}: a pack is damaged")
-        header = os.pread(fd, 16, offset)
-        if not header:
+        deltas: list[bytes] = []
+        seen: set[int] = set()
+        while True:
+            if offset in seen or len(deltas) > MAX_DELTA_DEPTH:
+                raise Unreadable(f"the commit is stored as a chain of more than "
+                                 f"{MAX_DELTA_DEPTH} deltas in a pack: not read")
+            seen.add(offset)
+            kind, size, at = _pack_header(fd, offset, total, parts)
+            if kind == _OFS_DELTA:
+                back, at = _base_distance(fd, at, total, parts)
+                base = offset - back
+                if not 12 <= base < offset:
+                    raise Unreadable(f"{parts[-1]}: a pack is damaged")
+            elif kind == _REF_DELTA:
+                key = os.pread(fd, width, at)
+                at += width
+                found = _index_offset(git, (*parts[:-1], parts[-1][:-5] + ".idx"), key) \
+                    if len(key) == width else None
+                if found is None:
+                    raise Unreadable("the commit is stored as a delta on an object outside "
+                                     "its pack: not read")
+                base = found
+            if kind in (_OFS_DELTA, _REF_DELTA):
+                deltas.append(_inflate(fd, at, size, MAX_DELTA_BYTES, parts))
+                offset = base
+                continue
+            if kind != _COMMIT:
+                raise Unreadable(f"HEAD names a {_TYPES.get(kind, 'damaged object')}, "
+                                 "not a commit")
+            _check_size(size)
+            data = _inflate(fd, at, size, MAX_COMMIT_BYTES, parts)
+            break
+    for delta in reversed(deltas):
+        data = _apply_delta(data, delta, parts)
+    return data
+
+
+def _pack_header(fd: int, offset: int, total: int, parts: tuple[str, ...]) -> tuple[int, int,
+                                                                                       int]:
+    """The type and inflated size of the pack entry at ``offset``, and where its data starts."""
+    header = os.pread(fd, 16, offset)
+    if not header or offset >= total:
+        raise Unreadable(f"{parts[-1]}: a pack is damaged")
+    kind, size, used = (header[0] >> 4) & 7, header[0] & 15, 1
+    shift = 4
+    while header[used - 1] & 0x80:
+        if used >= len(header):
             raise Unreadable(f"{parts[-1]}: a pack is damaged")
-        kind, size, used = (header[0] >> 4) & 7, header[0] & 15, 1
-        shift = 4
-        while header[used - 1] & 0x80:
-            if used >= len(header):
-                raise Unreadable(f"{parts[-1]}: a pack is damaged")
-            size |= (header[used] & 0x7F) << shift
-            shift += 7
-            used += 1
-        if kind in (_OFS_DELTA, _REF_DELTA):
-            raise Unreadable("the commit is stored as a delta in a pack: not read")
-        if kind != _COMMIT:
-            raise Unreadable(f"HEAD names a {_TYPES.get(kind, 'damaged object')}, not a commit")
-        _check_size(size)
-        inflate = zlib.decompressobj()
-        out = b""
-        at = offset + used
-        while len(out) < size and not inflate.eof and at - offset < MAX_LOOSE_BYTES:
-            chunk = os.pread(fd, CHUNK, at)
-            if not chunk:
-                break
-            at += len(chunk)
-            out += inflate.decompress(chunk, size - len(out))
+        size |= (header[used] & 0x7F) << shift
+        shift += 7
+        used += 1
+    return kind, size, offset + used
+
+
+def _base_distance(fd: int, at: int, total: int, parts: tuple[str, ...]) -> tuple[int, int]:
+    """An ``OFS_DELTA``'s distance back to its base, and where its delta data starts."""
+    data = os.pread(fd, 10, at)
+    if not data:
+        raise Unreadable(f"{parts[-1]}: a pack is damaged")
+    distance, used = data[0] & 0x7F, 1
+    while data[used - 1] & 0x80:
+        if used >= len(data):
+            raise Unreadable(f"{parts[-1]}: a pack is damaged")
+        distance = ((distance + 1) << 7) | (data[used] & 0x7F)
+        used += 1
+    return distance, at + used
+
+
+def _inflate(fd: int, at: int, size: int, limit: int, parts: tuple[str, ...]) -> bytes:
+    """The ``size`` bytes the zlib stream at ``at`` inflates to (``size`` at most ``limit``;
+    at most ``MAX_LOOSE_BYTES`` read)."""
+    if size > limit:
+        raise Unreadable(f"the commit object inflates to {size} bytes, more than "
+                         f"{limit >> 10} KiB: not read")
+    inflate = zlib.decompressobj()
+    out = b""
+    start = at
+    while len(out) < size and not inflate.eof and at - start < MAX_LOOSE_BYTES:
+        chunk = os.pread(fd, CHUNK, at)
+        if not chunk:
+            break
+        at += len(chunk)
+        out += inflate.decompress(chunk, size - len(out))
     if len(out) != size:
         raise Unreadable(f"{parts[-1]}: a pack is damaged")
     return out
+
+
+def _delta_size(delta: bytes, at: int, parts: tuple[str, ...]) -> tuple[int, int]:
+    size, shift = 0, 0
+    while True:
+        if at >= len(delta) or shift > 63:
+            raise Unreadable(f"{parts[-1]}: a delta in the pack is damaged")
+        byte = delta[at]
+        size |= (byte & 0x7F) << shift
+        shift += 7
+        at += 1
+        if not byte & 0x80:
+            return size, at
+
+
+def _apply_delta(base: bytes, delta: bytes, parts: tuple[str, ...]) -> bytes:
+    """``base`` rebuilt by git's delta instructions (copies from the base, inserted bytes);
+    the result bounded as a commit is."""
+    damaged = Unreadable(f"{parts[-1]}: a delta in the pack is damaged")
+    source, at = _delta_size(delta, 0, parts)
+    target, at = _delta_size(delta, at, parts)
+    if source != len(base):
+        raise damaged
+    _check_size(target)
+    out = bytearray()
+    while at < len(delta):
+        op = delta[at]
+        at += 1
+        if op & 0x80:
+            start = length = 0
+            for bit in range(4):
+                if op & (1 << bit):
+                    if at >= len(delta):
+                        raise damaged
+                    start |= delta[at] << (8 * bit)
+                    at += 1
+            for bit in range(3):
+                if op & (0x10 << bit):
+                    if at >= len(delta):
+                        raise damaged
+                    length |= delta[at] << (8 * bit)
+                    at += 1
+            length = length or 0x10000
+            if start + length > len(base):
+                raise damaged
+            piece = base[start:start + length]
+        elif op:
+            piece = delta[at:at + op]
+            if len(piece) != op:
+                raise damaged
+            at += op
+        else:
+            raise damaged
+        if len(out) + len(piece) > target:
+            raise damaged
+        out += piece
+    if len(out) != target:
+        raise damaged
+    return bytes(out)
 
 
 def _committer_seconds(commit: bytes) -> int:

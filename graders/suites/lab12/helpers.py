@@ -1,5 +1,7 @@
 """Lab 12 helpers, run beside the student's code (and beside the reference's): sampling with the
-draws supplied by the grader, and one optimisation step with a known ``clip``.
+draws supplied by the grader, and one optimisation step whose ``clip`` may be answered with the
+clipped gradients the grader computed (never a ``clip`` of its own: nothing here answers a graded
+function).
 
 ``sample`` draws with ``np.random.choice`` from NumPy's global generator, which the classic
 notebook seeds in its own way (``np.random.seed(counter + seed)``). The grader does not judge that
@@ -71,11 +73,9 @@ def _as_indices(value: Any) -> Any:
     return out
 
 
-# The two helpers carry the names of the student's functions they call, so that an error raised
-# inside reads "sample raised ValueError: ..." in the student's report.
-
 @helper
-def sample(module: Any, parameters: dict, char_to_ix: dict, seed: int, draws: list) -> dict:
+def sample_with_draws(module: Any, parameters: dict, char_to_ix: dict, seed: int,
+                      draws: list) -> dict:
     """``module.sample(parameters, char_to_ix, seed)`` with ``np.random.choice`` answering
     ``draws`` in order. Returns ``{"indices": what sample returned, "probabilities": (k, V) the
     k probability vectors it passed in}``. NumPy's global random state is restored afterwards."""
@@ -100,24 +100,55 @@ def sample(module: Any, parameters: dict, char_to_ix: dict, seed: int, draws: li
             "probabilities": np.array(rows).reshape(len(rows), width)}
 
 
-def elementwise_clip(gradients: dict, maxValue: float) -> dict:
-    """A correct ``clip`` (element-wise, every key), for the ``optimize`` helper."""
-    return {name: np.clip(g, -maxValue, maxValue) for name, g in gradients.items()}
+class _KnownClip:
+    """Stands in for the module's ``clip`` during one ``optimize`` call: a call of the module's
+    own code on the gradients the grader computed (each classic key within ``atol + rtol·|g|``)
+    and ``maxValue`` 5 gets the grader's clipped gradients; any other call goes to the module's
+    own ``clip``."""
+
+    def __init__(self, module: Any, own: Any, known: dict, clipped: dict, atol: float,
+                 rtol: float) -> None:
+        self.module, self.own, self.known, self.clipped = module, own, known, clipped
+        self.atol, self.rtol = atol, rtol
+        self.__name__ = "clip"
+
+    def _agrees(self, gradients: Any, max_value: Any) -> bool:
+        if not isinstance(gradients, dict) or max_value != 5:
+            return False
+        for key, want in self.known.items():
+            got = gradients.get(key)
+            if not isinstance(got, np.ndarray) or got.shape != want.shape or not np.allclose(
+                    got, want, atol=self.atol, rtol=self.rtol):
+                return False
+        return True
+
+    def __call__(self, gradients: Any, maxValue: Any = None, *args: Any, **kwargs: Any) -> Any:
+        import sys
+
+        if sys._getframe(1).f_globals is self.module.__dict__ and not args and not kwargs \
+                and self._agrees(gradients, maxValue):
+            return {**gradients, **{k: np.array(v) for k, v in self.clipped.items()}}
+        if not callable(self.own):
+            raise NameError("name 'clip' is not defined")
+        return self.own(gradients, maxValue, *args, **kwargs)
 
 
 @helper
-def optimize(module: Any, X: list, Y: list, a_prev: np.ndarray, parameters: dict,
-                  learning_rate: float, own_clip: bool) -> dict:
-    """``module.optimize(X, Y, a_prev, parameters, learning_rate)``; with ``own_clip`` False,
-    the module's ``clip`` is a correct one during the call. Returns ``{"loss", "gradients" (the
+def optimize_step_once(module: Any, X: list, Y: list, a_prev: np.ndarray, parameters: dict,
+                       learning_rate: float, known_clip: Any) -> dict:
+    """``module.optimize(X, Y, a_prev, parameters, learning_rate)``; with ``known_clip``
+    ``[gradients, clipped, atol, rtol]`` (the unclipped gradients of this step and their clipping
+    at 5, computed by the grader), the module's ``clip`` is a ``_KnownClip`` during the call
+    (None: its own). Returns ``{"loss", "gradients" (the
     classic keys), "a_last", "parameters" (after the call: optimize updates them in place)}``."""
     saved = vars(module).get("clip", None)
-    if not own_clip:
-        module.clip = elementwise_clip
+    if known_clip is not None:
+        known, clipped, atol, rtol = known_clip
+        module.clip = _KnownClip(module, saved, known, clipped, float(atol), float(rtol))
     try:
         result = module.optimize(X, Y, a_prev, parameters, learning_rate)
     finally:
-        if not own_clip:
+        if known_clip is not None:
             if saved is None:
                 del module.clip
             else:

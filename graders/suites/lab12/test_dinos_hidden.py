@@ -1,13 +1,13 @@
 """Hidden suite for lab 12: Dinosaur Island, classic layout (assignments/lab12/README.md). NumPy
 only.
 
-``sample`` is graded through the worker helper ``sample`` (helpers.py): the grader
+``sample`` is graded through the worker helper ``sample_with_draws`` (helpers.py): the grader
 supplies the draws, so the student's function and the reference walk the same path and every
 probability vector can be compared, whatever seeding the student used. ``optimize`` is graded
-through the helper ``optimize``, which returns the parameters after the step (the README: updated in
-place); it runs with the student's own ``clip`` where that clip is right on the test's gradients,
-and with a correct one otherwise (and the report says so), so ``optimize`` never loses points
-for a mistake in ``clip``.
+through the helper ``optimize_step_once``, which returns the parameters after the step (the
+README: updated in place); it runs with the student's own ``clip`` where that clip is right on the
+test's gradients, and otherwise with the clipped gradients computed here answering its call (and
+the report says so), so ``optimize`` never loses points for a mistake in ``clip``.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def test_clip_float32(check, rng):
 def sample_probe(m, parameters, char_to_ix, seed, draws):
     if not m.has("sample"):  # reported as missing, as any missing function is
         return m.sample(parameters, char_to_ix, seed)
-    return m.helper("sample", parameters, char_to_ix, seed, draws)
+    return m.helper("sample_with_draws", parameters, char_to_ix, seed, draws)
 
 
 def expect_sample(check, name: str, parameters: dict, char_to_ix: dict, seed: int,
@@ -137,13 +137,13 @@ RETURNED_CLIPPED = "−learning_rate × the returned gradients clipped to ±5"
 OTHER = "something other than −learning_rate × the returned gradients"
 
 
-def optimize_probe(m, X, Y, a_prev, parameters, learning_rate, own_clip):
+def optimize_probe(m, X, Y, a_prev, parameters, learning_rate, known_clip):
     """The helper's outputs of one step, and which gradients moved the parameters: a step that
     returns unclipped gradients but updates with clipped ones, and one that updates with the
     unclipped ones too, return the same gradients; only this output tells them apart."""
     if not m.has("optimize"):  # reported as missing, as any missing function is
         return m.optimize(X, Y, a_prev, parameters, learning_rate)
-    step = m.helper("optimize", X, Y, a_prev, parameters, learning_rate, own_clip)
+    step = m.helper("optimize_step_once", X, Y, a_prev, parameters, learning_rate, known_clip)
     if not isinstance(step, dict):
         return step
     return {**step, MOVED_BY: moved_by(parameters, step.get("parameters"),
@@ -208,14 +208,20 @@ def clip_is_right(student, gradients: dict) -> bool:
 
 
 def expect_optimize(check, reference, name: str, args: tuple) -> None:
-    own = clip_is_right(check.student, reference_gradients(reference, *args[:4]))
-    if not own:
+    gradients = reference_gradients(reference, *args[:4])
+    own = clip_is_right(check.student, gradients)
+    known_clip = None
+    if not own:  # the clipped gradients, computed here, answer the student's clip in the step
+        known = {k: np.array(gradients[k]) for k in CLASSIC_KEYS}
+        tol = tolerance_for(known["dWaa"])
+        known_clip = [known, {k: np.clip(g, -5, 5) for k, g in known.items()}, tol.atol,
+                      tol.rtol]
         add_note("`optimize` was graded with a correct element-wise `clip` in place of yours, "
                  "wherever your `clip` gave other values: `optimize` loses no points for a "
                  "mistake in `clip`")
     # optimize updates `parameters` in place (the README), so the parameters after the step are
     # one of the checked outputs.
-    check.expect(name, optimize_probe, (*args, own), may_modify=True)
+    check.expect(name, optimize_probe, (*args, known_clip), may_modify=True)
 
 
 @pytest.mark.parametrize("n_a, length, scale", [

@@ -47,12 +47,13 @@ class InProcessRunner:
                     salvaged: Salvaged | None = None) -> InProcessRunner:
         """Build the module; with ``capture``, what its top-level code prints is discarded
         (salvaged: ``salvage(source)``, when the caller has it)."""
+        modules = helpers.modules if helpers is not None else None
         if not capture:
-            built = build_module(source, filename, salvaged=salvaged)
+            built = build_module(source, filename, salvaged=salvaged, lab_modules=modules)
         else:
             with contextlib.redirect_stdout(io.StringIO()), \
                     contextlib.redirect_stderr(io.StringIO()):
-                built = build_module(source, filename, salvaged=salvaged)
+                built = build_module(source, filename, salvaged=salvaged, lab_modules=modules)
         return cls(built.module, built.notes, built.fatal, capture=capture, helpers=helpers)
 
     def has_function(self, function: str) -> bool:

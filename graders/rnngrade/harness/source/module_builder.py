@@ -214,11 +214,13 @@ class _StandinImporter:
 
 
 def build_module(source: str, filename: str, module_name: str = "submission",
-                 salvaged: Salvaged | None = None) -> BuiltModule:
+                 salvaged: Salvaged | None = None,
+                 lab_modules: dict[str, str] | None = None) -> BuiltModule:
     """Execute a submission's source as a module, one top-level statement at a time: a statement
     that fails (demo code, a stray name) is noted and skipped and the rest still runs.
 
-    salvaged: ``salvage(source)``, when the caller has it already."""
+    salvaged: ``salvage(source)``, when the caller has it already; ``lab_modules``: the lab's
+    own platform modules (``Registry.modules``), importable by the submission."""
     module = types.ModuleType(module_name)
     module.__file__ = filename
     if "\x00" in source:
@@ -231,7 +233,7 @@ def build_module(source: str, filename: str, module_name: str = "submission",
         except (SyntaxError, ValueError) as exc:
             return BuiltModule(module, notes, fatal=f"the submission does not compile: {exc}")
     module_builtins = dict(vars(builtins))
-    standins = make_standins(_undefined_test_names(tree))
+    standins = make_standins(_undefined_test_names(tree), lab_modules)
     module_builtins["__import__"] = _StandinImporter(builtins.__import__, standins)
     module_builtins.setdefault("get_ipython", get_ipython)  # magics in a .py export
     module.__dict__["__builtins__"] = module_builtins
