@@ -20,7 +20,7 @@ from rnngrade.results.model import (
 )
 
 _ORDER = {DiagnosisSource.KNOWN_MISTAKE.value: 0, DiagnosisSource.STRUCTURAL.value: 1,
-          DiagnosisSource.HEURISTIC.value: 2}
+          DiagnosisSource.LOCALISED.value: 2, DiagnosisSource.HEURISTIC.value: 3}
 
 
 @dataclass
@@ -72,10 +72,10 @@ def fix_sections(result: GradeResult) -> list[FixSection]:
                     section.also.append(other)
         section.tests.append(test)
     return sorted(sections.values(), key=lambda s: (
-        3 if s.diagnosis is None else _ORDER.get(s.diagnosis.source, 2), -s.points_lost))
+        4 if s.diagnosis is None else _ORDER.get(s.diagnosis.source, 3), -s.points_lost))
 
 
 def _best(diagnoses: list[Diagnosis]) -> Diagnosis | None:
     if not diagnoses:
         return None
-    return min(diagnoses, key=lambda d: _ORDER.get(d.source, 2))
+    return min(diagnoses, key=lambda d: _ORDER.get(d.source, 3))

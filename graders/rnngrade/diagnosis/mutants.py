@@ -61,10 +61,14 @@ def strip_markers(source: str) -> str:
     return SOLUTION_MARKER.sub("", source)
 
 
+SOURCE = "__rnngrade_source__"
+
+
 def load_source_as_module(source: str, name: str, filename: str = "<mutant>") -> types.ModuleType:
     """Execute trusted source (a reference or a mutant) as a fresh module (not in sys.modules)."""
     module = types.ModuleType(name)
     module.__file__ = filename
+    module.__dict__[SOURCE] = source  # what inspect cannot read back (``dataflow.py``)
     code = compile(source, filename, "exec")
     exec(code, module.__dict__)
     return module

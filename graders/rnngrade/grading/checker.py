@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from rnngrade.diagnosis.localise import localise_check
 from rnngrade.diagnosis.mutants import Mutant
 from rnngrade.diagnosis.reach import AttemptLog, Reach, called_names
 from rnngrade.diagnosis.structural import explain_unmatched
@@ -171,7 +172,9 @@ class Checker:
         self.record(CheckRecord(name, str(tol), worst, not failed, time_axis is not None))
         if failed:
             raise self._failure(name, probe, args, got, want, comparisons, failed, tol, names,
-                                time_axis)
+                                time_axis, functools.partial(
+                                    self._localised, student, name, probe, args, promote,
+                                    oracle, comparisons, tol, names))
         if not may_modify:
             check_arguments_unchanged(calls)
         return got
@@ -191,7 +194,8 @@ class Checker:
 
     def _failure(self, name: str, probe: Probe, args: tuple, got: Any, want: Any,
                  comparisons: list[Comparison], failed: list[Comparison], tol: Tolerance,
-                 names: tuple[str, ...] | None, time_axis: int | None) -> CheckFailure:
+                 names: tuple[str, ...] | None, time_axis: int | None,
+                 localised: Callable[[], list[Any]] = list) -> CheckFailure:
         message = f"check `{name}`:\n" + "\n".join(failure_lines(name, failed))
         found: list[CheckFailure] = []
 
@@ -207,11 +211,28 @@ class Checker:
             found.append(CheckFailure(message, comparisons, explain_unmatched(
                 got, want, [c.name for c in failed], tol, name, names, args, time_axis,
                 lambda a: self._trusted("reference", self._key(f"{name} fresh step", probe, a),
-                                        lambda: probe(self.reference, *promote_args(a))))))
+                                        lambda: probe(self.reference, *promote_args(a))))
+                + localised()))
 
         if self._explained(explain):
             return found[0]
         return CheckFailure(f"{message}\n{DIAGNOSIS_SKIPPED}", comparisons)
+
+    def _localised(self, student: Any, name: str, probe: Probe, args: tuple, promote: bool,
+                   oracle: Callable[..., Any] | None, comparisons: list[Comparison],
+                   tol: Tolerance, names: tuple[str, ...] | None) -> list[Any]:
+        """Where inside the checked function its values go wrong (``diagnosis/localise.py``):
+        only for the submission itself, checked against the reference, in a function that
+        calls no other graded function."""
+        function = _function_of(name)
+        if student is not self.student or oracle is not None or function in self.callers:
+            return []
+        self._check_time()
+        return localise_check(
+            student, self.reference, function, name, probe, args,
+            promote_args(args) if promote else args, comparisons, names, tol.atol, tol.rtol,
+            lambda run: self._trusted("reference", self._key(f"{name} locals", probe, args,
+                                                              promote), run))
 
     def _explained(self, explain: Callable[[], None]) -> bool:
         """Run ``explain`` (a diagnosis) on the grader's time: False when that ran out first,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,12 +21,15 @@ from rnngrade.labs import Lab
 from rnngrade.results.model import (
     CaseResult,
     Diagnosis,
+    DiagnosisSource,
     GradeResult,
     Measurement,
     Outcome,
     Status,
     TestResult,
 )
+
+LOCALISED = DiagnosisSource.LOCALISED.value
 
 NOT_LOADED = "not graded: the submission could not be loaded"
 
@@ -89,22 +92,35 @@ def rank_diagnoses(failures: Sequence[CaseResult], cases: Sequence[CaseResult] =
     a special case, e.g. a zero initial state), their evidence restated over the test, and the
     hint of the best one; without any, what the pattern of passing and failing ``cases``
     locates (``timed``: the test's checks compare sequences along time)."""
+    named, inside = _ranked(failures, lambda d: d.source != LOCALISED), _ranked(
+        failures, lambda d: d.source == LOCALISED)  # where inside a function: an addition
+    if not named:
+        located = localise_cases(cases, timed)
+        if located is not None:
+            return [located, *inside], located.hint
+        return inside, next((c.hint for c in failures if c.hint), "")
+    if any(d.is_known_mistake for d in named):
+        inside = []  # a named mistake is said alone
+    return [*named, *inside], next((d.hint for d in named if d.hint), "")
+
+
+def _ranked(failures: Sequence[CaseResult], kept: Callable[[Diagnosis], bool]
+            ) -> list[Diagnosis]:
+    """Of the diagnoses ``kept``, those that explain the most failing cases, evidence restated
+    over the test."""
     counts: dict[str, int] = defaultdict(int)
     first: dict[str, Diagnosis] = {}
     for case in failures:
-        for name in dict.fromkeys(d.name for d in case.diagnosis):
+        for name in dict.fromkeys(d.name for d in case.diagnosis if kept(d)):
             counts[name] += 1
         for d in case.diagnosis:
-            first.setdefault(d.name, d)
+            if kept(d):
+                first.setdefault(d.name, d)
     if not counts:
-        located = localise_cases(cases, timed)
-        if located is not None:
-            return [located], located.hint
-        return [], next((c.hint for c in failures if c.hint), "")
+        return []
     best = max(counts.values())
-    top = [summarise_diagnosis(first[d], best, len(failures)) for d, n in counts.items()
-           if n == best]
-    return top, next((d.hint for d in top if d.hint), "")
+    return [summarise_diagnosis(first[d], best, len(failures)) for d, n in counts.items()
+            if n == best]
 
 
 def failure_summary(failures: Sequence[CaseResult], limit: int = 3) -> str:

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from rnngrade.harness.capture import capture_call
 from rnngrade.harness.checks.compare import UNFINISHED, to_numpy
 from rnngrade.harness.checks.seeding import seed_everything
 from rnngrade.harness.checks.threads import pin_threads
@@ -149,6 +150,23 @@ def on_cache(module: Any, function: str, before: tuple, producer: str, producer_
         raise TypeError(f"{producer} returned {what}; {function} needs the cache, item "
                         f"{index} of the tuple it returns")
     return getattr(module, function)(*before, produced[index])
+
+
+@helper
+def capture_locals(module: Any, target: str, call: str, is_helper: bool, args: tuple,
+                   kwargs: dict, head: int | None = None) -> tuple[Any, dict]:
+    """``(value, locals)``: ``module.call(*args, **kwargs)`` (a generic helper's when
+    ``is_helper``) and the numeric locals of ``module.target`` when it returned
+    (``rnngrade.harness.capture``); only the first ``head`` items of a tuple value."""
+    if is_helper:
+        value, taken = capture_call(getattr(module, target, None),
+                                    lambda: GENERIC.helpers[call](module, *args, **kwargs))
+    else:
+        value, taken = capture_call(getattr(module, target, None),
+                                    lambda: getattr(module, call)(*args, **kwargs))
+    if head is not None and type(value) in (tuple, list):
+        value = value[:head]
+    return value, taken
 
 
 @helper

@@ -24,7 +24,8 @@ def test_output(test: TestResult) -> str:
              for m in test.measurements]
     if test.message:
         lines.append(test.message)
-    lines += [f"likely mistake: {d}" for d in test.diagnosis]
+    lines += [f"{'where it goes wrong' if d.source == 'localised' else 'likely mistake'}: {d}"
+              for d in test.diagnosis]
     if test.hint:
         lines.append(f"hint: {test.hint}")
     if test.cases_total > 1:

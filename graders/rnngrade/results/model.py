@@ -68,6 +68,7 @@ class DiagnosisSource(str, Enum):
 
     KNOWN_MISTAKE = "known mistake"  # the result equals a known mistake's on the same inputs
     STRUCTURAL = "structural"  # which cases, outputs or time steps fail locates the mistake
+    LOCALISED = "localised"  # the first of the function's own values that goes wrong
     HEURISTIC = "heuristic"  # a shape of wrongness seen in the numbers (a factor, a sign)
 
 

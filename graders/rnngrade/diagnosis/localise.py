@@ -1,0 +1,394 @@
+"""Where inside a function its values go wrong: the student's locals matched with the reference's.
+
+When a check fails, the grader runs the same probe again with the checked function's locals
+captured at its return (``rnngrade.harness.capture``, beside the student's code), and runs the
+reference the same way on the trusted side. The student's values are matched with the reference's
+*by value* (same shape up to squeezing or a transpose, within the check's tolerance), in the order
+the reference computes them (``dataflow``). The first reference value that no student value
+matches while every value it is computed from is right is where the function goes wrong: named by
+the student's own variable of its shape computed at that point when there is one, else in words.
+A value the student never stored is taken as right when a value computed from it is right.
+With it the diagnosis says which of the function's outputs are still right.
+
+Nothing captured is shown as it is: the diagnosis names variables and outputs, never numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from rnngrade.diagnosis.dataflow import Flow, flow_of
+from rnngrade.harness.capture import MAX_ELEMENTS, MAX_NAMES, MAX_TOTAL, RETURN
+from rnngrade.harness.runner.base import CallResult, FunctionRef
+from rnngrade.harness.runner.proxy import ModuleProxy
+from rnngrade.results.model import Diagnosis, DiagnosisSource
+
+LOCALISED = DiagnosisSource.LOCALISED.value
+EVIDENCE = ("your function's own intermediate values, compared with the course's on the same "
+            "inputs (check `{check}`)")
+MAX_LISTED = 4  # names listed in one sentence before "and N more"
+_LABEL = re.compile(r"^[A-Za-z_]\w{0,59}(\[(\d{1,3}|'[A-Za-z_]\w{0,39}')\])?$")
+_GROUPS = (("dW", "weight gradient"), ("db", "bias gradient"))
+
+
+@dataclass
+class CapturingRunner:
+    """A runner whose calls run through the ``capture_locals`` helper: each returns as usual,
+    and the first capture of ``target``'s locals is kept in ``taken``."""
+
+    runner: Any
+    target: str
+    taken: dict[str, np.ndarray] | None = None
+
+    def call(self, function: str, args: tuple = (), kwargs: dict | None = None, *,
+             timeout: float | None = None, head: int | None = None) -> CallResult:
+        return self._through(function, False, args, kwargs or {}, head, timeout)
+
+    def call_helper(self, helper: str, args: tuple = (), kwargs: dict | None = None, *,
+                    timeout: float | None = None) -> CallResult:
+        return self._through(helper, True, args, kwargs or {}, None, timeout)
+
+    def _through(self, name: str, is_helper: bool, args: tuple, kwargs: dict,
+                 head: int | None, timeout: float | None) -> CallResult:
+        if _has_function_refs((args, kwargs)):
+            raise _NotCaptured  # a callable argument: its references would point elsewhere
+        result = self.runner.call_helper(
+            "capture_locals", (self.target, name, is_helper, tuple(args), dict(kwargs), head),
+            {}, timeout=timeout)
+        if type(result.value) is not tuple or len(result.value) != 2:
+            raise _NotCaptured
+        value, taken = result.value
+        if self.taken is None:
+            self.taken = checked_capture(taken)
+        after = result.args_after
+        inner = after[3] if type(after) is tuple and len(after) > 3 else None
+        return replace(result, value=value,
+                       args_after=inner if type(inner) is tuple else tuple(args))
+
+    def has_function(self, function: str) -> bool:
+        return bool(self.runner.has_function(function))
+
+    def use_limits(self, limits: Any) -> None:
+        """Limits stay as the wrapped runner has them."""
+
+    def load_notes(self) -> list[str]:
+        return list(self.runner.load_notes())
+
+    def protections(self) -> dict[str, bool]:
+        return dict(self.runner.protections())
+
+    def close(self) -> None:
+        """The wrapped runner stays open: it is the check's own."""
+
+
+class _NotCaptured(Exception):
+    """The capture could not run (a callable argument, a malformed answer)."""
+
+
+def _has_function_refs(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, FunctionRef):
+        return True
+    if depth > 4:
+        return False
+    if isinstance(value, dict):
+        return any(_has_function_refs(v, depth + 1) for v in value.values())
+    if isinstance(value, tuple | list):
+        return any(_has_function_refs(v, depth + 1) for v in value)
+    return False
+
+
+def checked_capture(taken: Any) -> dict[str, np.ndarray]:
+    """What a worker sent as captured locals, kept only as the capture makes them: at most
+    ``MAX_NAMES`` float64 arrays under plain labels, within the size caps."""
+    kept: dict[str, np.ndarray] = {}
+    if type(taken) is not dict:
+        return kept
+    total = 0
+    for label, value in list(taken.items())[:MAX_NAMES]:
+        if type(label) is not str or type(value) is not np.ndarray:
+            continue
+        if not (label == RETURN or _LABEL.match(label)) or value.dtype != np.float64:
+            continue
+        if value.size > MAX_ELEMENTS or total + value.size > MAX_TOTAL:
+            continue
+        total += max(1, value.size)
+        kept[label] = value
+    return kept
+
+
+def capture(proxy: ModuleProxy, target: str, probe: Callable[..., Any], args: tuple
+            ) -> dict[str, np.ndarray]:
+    """``probe(proxy, *args)`` again, with ``target``'s locals captured at its return ({}: none
+    captured; a failure of the call is no capture either)."""
+    runner = CapturingRunner(proxy.runner, target)
+    capturing = ModuleProxy(runner, proxy.label)
+    capturing.limits = proxy.limits
+    try:
+        probe(capturing, *args)
+    except Exception:  # noqa: BLE001 - the run failed: whatever was captured before stands
+        pass
+    return runner.taken or {}
+
+
+# ------------------------------------------------------------------ matching
+
+def _fits(student: np.ndarray, want: np.ndarray) -> np.ndarray | None:
+    """``student`` in ``want``'s shape, when equal up to squeezing or a transpose."""
+    if student.size != want.size:
+        return None
+    if student.shape == want.shape:
+        return student
+    if student.ndim == 2 and student.T.shape == want.shape and want.ndim == 2:
+        return student.T
+    if np.squeeze(student).shape == np.squeeze(want).shape:
+        return student.reshape(want.shape)
+    return None
+
+
+def _matches(student: np.ndarray, want: np.ndarray, atol: float, rtol: float) -> bool:
+    fitted = _fits(student, want)
+    if fitted is None:
+        return False
+    with np.errstate(all="ignore"):
+        return bool(np.all(np.isfinite(fitted)) and np.all(np.isfinite(want))
+                    and np.all(np.abs(fitted - want) <= atol + rtol * np.abs(want)))
+
+
+def _distance(student: np.ndarray, want: np.ndarray) -> float:
+    fitted = _fits(student, want)
+    if fitted is None:
+        return float("inf")
+    with np.errstate(all="ignore"):
+        scale = float(np.linalg.norm(want)) or 1.0
+        distance = float(np.linalg.norm(fitted - want)) / scale
+    return distance if np.isfinite(distance) else float("inf")
+
+
+@dataclass
+class Located:
+    """The first reference value that goes wrong (``node``), its student name (``student``,
+    "" when none; ``unsure``: several fit) and the right values it is computed from."""
+
+    node: str
+    student: str
+    unsure: bool
+    deps: list[str]
+
+
+def first_wrong(flow: Flow, reference: Mapping[str, np.ndarray],
+                student: Mapping[str, np.ndarray], outputs_ok: Mapping[str, bool],
+                atol: float, rtol: float) -> Located | None:
+    """The first value of ``flow`` that goes wrong (see the module docstring), or None."""
+    values = {n: reference[n] for n in flow.order if n in reference and n not in flow.params}
+    for label in flow.outputs:
+        key = RETURN + label
+        if key in reference:
+            values[label] = reference[key]
+    inputs = [v for k, v in reference.items() if k.split("[")[0] in flow.params]
+    mine = list(student.items())
+    nodes = [n for n in (*flow.order, *flow.outputs) if n in values or n in outputs_ok]
+    trivial = {n for n in nodes if n in values and values[n].size < 2 and n not in outputs_ok}
+    matched: dict[str, str | None] = {}  # node -> the student label matching it (None: input)
+    for n in nodes:
+        if n in values and n not in trivial:
+            hit = next((label for label, s in mine if _matches(s, values[n], atol, rtol)), None)
+            if hit is not None:
+                matched[n] = hit
+            elif any(_matches(v, values[n], atol, rtol) for v in inputs):
+                matched[n] = None
+    right = {n for n in nodes if outputs_ok.get(n, n in matched)}
+    for n in reversed(nodes):  # a value the student never stored is right if what uses it is
+        if n not in right and n not in outputs_ok and any(
+                c in right and c not in trivial for c in flow.consumers(n)):
+            right.add(n)
+    failing = {n for n in nodes if outputs_ok.get(n) is False}
+    upstream = set(failing)
+    for n in reversed(nodes):
+        if any(c in upstream for c in flow.consumers(n)):
+            upstream.add(n)
+    for n in nodes:
+        if n in right or n in trivial or n not in upstream:
+            continue
+        deps = [d for d in (*flow.params, *flow.order) if d in flow.deps.get(n, set())]
+        if not all(d in flow.params or d in right or d in trivial or d not in values
+                   for d in deps):
+            continue
+        if n in flow.outputs:
+            return Located(n, "", False, deps)
+        name, unsure = _student_name(n, values[n], deps, matched, mine, values, atol, rtol)
+        return Located(n, name, unsure, deps)
+    return None
+
+
+def _student_name(node: str, want: np.ndarray, deps: list[str], matched: dict[str, str | None],
+                  mine: list[tuple[str, np.ndarray]], values: Mapping[str, np.ndarray],
+                  atol: float, rtol: float) -> tuple[str, bool]:
+    """The student's variable for ``node``: one of its shape that matches no reference value,
+    computed after the values it depends on (by the order of the student's locals)."""
+    order = {label: i for i, (label, _) in enumerate(mine)}
+    after = max((order[m] for d in deps if (m := matched.get(d)) is not None), default=-1)
+    candidates = [(label, s) for label, s in mine
+                  if not label.startswith(RETURN) and _fits(s, want) is not None
+                  and not any(_matches(s, v, atol, rtol) for v in values.values())]
+    later = [(label, s) for label, s in candidates if order[label] > after]
+    candidates = later or candidates
+    if not candidates:
+        return "", False
+    for label, _ in candidates:
+        if label == node:
+            return label, False
+    best = min(candidates, key=lambda item: _distance(item[1], want))
+    return best[0], len(candidates) > 1
+
+
+# ------------------------------------------------------------------ the sentence
+
+def output_name(label: str, names: tuple[str, ...] | None) -> str:
+    """``['dxt']`` → ``dxt``; ``[1]`` → the check's name for it, or "output 2"."""
+    keyed = re.fullmatch(r"\['(.+)'\]", label)
+    if keyed:
+        return keyed.group(1)
+    indexed = re.fullmatch(r"\[(\d+)\]", label)
+    if indexed:
+        i = int(indexed.group(1))
+        return names[i] if names and i < len(names) else f"output {i + 1}"
+    return "the result"
+
+
+def outputs_status(comparisons: list[Any], check: str, names: tuple[str, ...] | None
+                   ) -> dict[str, bool]:
+    """{output label: right} from the check's comparisons (labels as the flow's outputs)."""
+    status: dict[str, bool] = {}
+    for c in comparisons:
+        label = c.name
+        if names and label in names:
+            label = f"[{names.index(label)}]"
+        elif label.startswith(check):
+            label = label[len(check):]
+        else:
+            continue
+        status[label] = status.get(label, True) and bool(c.ok)
+    return status
+
+
+def _listed(items: list[str]) -> str:
+    quoted = [f"`{i}`" for i in items[:MAX_LISTED]]
+    if len(items) > MAX_LISTED:
+        quoted.append(f"{len(items) - MAX_LISTED} more")
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def _grouped(items: list[str], others: list[str]) -> str:
+    """``items`` listed, a family of gradients all of which are here as "every weight
+    gradient"."""
+    words, rest = [], list(items)
+    for prefix, word in _GROUPS:
+        family = [i for i in rest if i.startswith(prefix)]
+        if len(family) >= 2 and not any(o.startswith(prefix) for o in others):
+            words.append(f"every {word}")
+            rest = [i for i in rest if i not in family]
+    if not rest:
+        return " and ".join(words)
+    return _listed(rest) + "".join(f" and {w}" for w in words)
+
+
+def outputs_sentence(status: Mapping[str, bool], names: tuple[str, ...] | None) -> str:
+    """"`dc_prev` is wrong; `da_prev`, `dxt` and every weight gradient are right" ("" when
+    the function has one output or none is right)."""
+    wrong = [output_name(k, names) for k, ok in status.items() if not ok]
+    right = [output_name(k, names) for k, ok in status.items() if ok]
+    if not wrong or not right:
+        return ""
+    verb = "is" if len(wrong) == 1 else "are"
+    return (f"{_grouped(wrong, right)} {verb} wrong; {_grouped(right, wrong)} "
+            f"{'is' if len(right) == 1 else 'are'} right")
+
+
+def diagnosis(function: str, check: str, flow: Flow | None, located: Located | None,
+              status: Mapping[str, bool], names: tuple[str, ...] | None,
+              student_names: Mapping[str, str]) -> Diagnosis | None:
+    """The localisation as a Diagnosis (None: nothing to say)."""
+    outputs = outputs_sentence(status, names)
+    evidence = EVIDENCE.format(check=check)
+    if located is None or flow is None:
+        if not outputs:
+            return None
+        return Diagnosis(f"localised:{function}:outputs", outputs[0].upper() + outputs[1:],
+                         function, evidence=evidence, source=LOCALISED)
+    deps = [student_names.get(d, d) for d in located.deps]
+    because = (f"everything it is computed from ({_listed(deps)}) is right" if deps
+               else "it depends on nothing that is wrong")
+    if located.node in flow.outputs:
+        what = f"`{output_name(located.node, names)}`"
+        text = f"{what} is the first value in `{function}` that goes wrong: {because}"
+    elif located.student:
+        what = f"`{located.student}`"
+        if located.unsure:
+            what = f"probably {what} (several of your values have its shape)"
+        text = f"the first of your values in `{function}` that goes wrong is {what}: {because}"
+    else:
+        described = flow.words.get(located.node)
+        what = (f"the {described}" if described else
+                f"the value the course's solution calls `{located.node}`")
+        text = (f"the first value in `{function}` that goes wrong is {what} (you keep no "
+                f"variable for it): {because}")
+    if outputs:
+        text += f". {outputs[0].upper() + outputs[1:]}"
+    return Diagnosis(f"localised:{function}:{located.node}", text, function, evidence=evidence,
+                     source=LOCALISED)
+
+
+def localise(function: str, check: str, reference_function: Any,
+             student: Mapping[str, np.ndarray], reference: Mapping[str, np.ndarray],
+             comparisons: list[Any], names: tuple[str, ...] | None, atol: float, rtol: float
+             ) -> Diagnosis | None:
+    """The localisation of a failed check of ``function`` from both captures."""
+    status = outputs_status(comparisons, check, names)
+    flow = flow_of(reference_function) if reference_function is not None else None
+    located = None
+    if flow is not None and student and reference:
+        located = first_wrong(flow, reference, student, status, atol, rtol)
+    student_names: dict[str, str] = {}
+    if located is not None and flow is not None:
+        for d in located.deps:
+            if d in reference and d not in flow.params:
+                hit = next((label for label, s in student.items() if label == d
+                            and _matches(s, reference[d], atol, rtol)), None)
+                hit = hit or next((label for label, s in student.items()
+                                   if not label.startswith(RETURN)
+                                   and _matches(s, reference[d], atol, rtol)), None)
+                if hit:
+                    student_names[d] = hit
+    return diagnosis(function, check, flow, located, status, names, student_names)
+
+
+def localise_check(student: ModuleProxy, reference: ModuleProxy, function: str, check: str,
+                   probe: Callable[..., Any], args: tuple, reference_args: tuple,
+                   comparisons: list[Any], names: tuple[str, ...] | None, atol: float,
+                   rtol: float, trusted: Callable[[Callable[[], Any]], Any] | None = None
+                   ) -> list[Diagnosis]:
+    """The localisation of a failed check (``[]`` when there is nothing to say): the probe run
+    again on the student with ``function``'s locals captured (the grader's time, never the
+    student's), and on the reference (``trusted``: how the caller memoises a trusted value)."""
+    from rnngrade.grading.budget import grader_work
+
+    try:
+        with grader_work():
+            mine = capture(student, function, probe, args)
+        if not mine:
+            theirs: dict[str, np.ndarray] = {}
+        else:
+            def run() -> dict[str, np.ndarray]:
+                return capture(reference, function, probe, reference_args)
+            theirs = run() if trusted is None else trusted(run)
+        module = getattr(reference.runner, "module", None)
+        found = localise(function, check, getattr(module, function, None), mine, theirs,
+                         comparisons, names, atol, rtol)
+    except Exception:  # noqa: BLE001 - a localisation that fails says nothing
+        return []
+    return [] if found is None else [found]
