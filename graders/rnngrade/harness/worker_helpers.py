@@ -408,14 +408,24 @@ def replay(calls: list, atol: float, rtol: float) -> _Replay:
 _INSTALLED: dict[int, list[tuple[str, Any, _StandIn]]] = {}  # id(module) → what was replaced
 
 
+def _own(module: Any, name: str) -> Any:
+    """What the module's own code finds under ``name``: its global, else its builtins' (where a
+    course platform's helper such as ``rnn_utils.softmax`` lives); None when neither has it."""
+    found = module.__dict__.get(name)
+    if found is None:
+        builtins = module.__dict__.get("__builtins__")
+        found = builtins.get(name) if isinstance(builtins, dict) else getattr(builtins, name, None)
+    return found
+
+
 @helper
 def install_stand_in(module: Any, name: str, answers: Any) -> None:
     """Put a stand-in for ``module.<name>`` in place (see ``_StandIn``); ``answers`` is a
     ``replay`` or any callable, which then answers every call the module's code makes."""
     answer = answers if isinstance(answers, _Replay) else _Always(answers)
-    own = module.__dict__.get(name)
-    stand_in = _StandIn(module, name, own, answer)
-    _INSTALLED.setdefault(id(module), []).append((name, own, stand_in))
+    stand_in = _StandIn(module, name, _own(module, name), answer)
+    # what goes back afterwards: the module's global (None: none, a builtin stays a builtin)
+    _INSTALLED.setdefault(id(module), []).append((name, module.__dict__.get(name), stand_in))
     setattr(module, name, stand_in)
 
 
@@ -436,8 +446,11 @@ def remove_stand_ins(module: Any) -> dict:
 @helper
 def call_each(module: Any, function: str, calls: list, head: int | None = None) -> list:
     """``module.function(*args)`` for each ``args`` in ``calls``; only the first ``head`` items
-    of a tuple result (None: all of it)."""
-    target = getattr(module, function)
+    of a tuple result (None: all of it). The function is the one the module's own code calls
+    (a course platform's helper included), so a correct helper is never replaced."""
+    target = _own(module, function)
+    if target is None:
+        target = getattr(module, function)  # raises as a missing function does
 
     def first(value: Any) -> Any:
         return value[:head] if head is not None and isinstance(value, tuple | list) else value
