@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from rnngrade.diagnosis.contract import explain_contract
 from rnngrade.diagnosis.mutants import Mutant
 from rnngrade.diagnosis.reach import AttemptLog, Reach, called_names
 from rnngrade.diagnosis.structural import explain_unmatched
@@ -203,6 +204,10 @@ class Checker:
                 found.append(CheckFailure(message, comparisons,
                                           [m.diagnosis(evidence) for m in matched],
                                           matched[0].hint))
+                return
+            slips = explain_contract(got, want, failed, tol, name, names, _function_of(name))
+            if slips:
+                found.append(CheckFailure(message, comparisons, slips, slips[0].hint))
                 return
             found.append(CheckFailure(message, comparisons, explain_unmatched(
                 got, want, [c.name for c in failed], tol, name, names, args, time_axis,
