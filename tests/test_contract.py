@@ -71,3 +71,13 @@ def test_swapped_entries_that_cannot_be_told_apart_name_nothing():
     got, want = (same, same, other), (same, other, same)
     failed = [c for c in compare_tree(got, want, FLOAT64, "f", None, None) if not c.ok]
     assert explain_contract(got, want, failed, FLOAT64, "f", None, "f") == []
+
+
+def test_a_final_state_returned_one_step_early_is_named(tmp_path):
+    from rnngrade.diagnosis.structural import LAST_STEP_EARLY
+
+    result = _graded(tmp_path, "lab2", "    return loss, grads, hs[-1]\n",
+                     "    return loss, grads, hs[-2]\n")
+    named, failing = _named(result, "test_char_rnn", LAST_STEP_EARLY)
+    assert named, [(t.name, t.diagnosis) for t in failing]
+    assert "h_last" in next(d.text for d in named[0].diagnosis if d.name == LAST_STEP_EARLY)
