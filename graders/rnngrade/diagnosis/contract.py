@@ -115,8 +115,8 @@ def _reordered(got: Any, want: Any, tol: Tolerance, name: str, names: tuple[str,
     if any((g is None) != (w is None) for g, w in zip(arrays_got, arrays_want)):
         return None
     slots = [i for i, w in enumerate(arrays_want) if w is not None]  # a cache stays in place
-    g_all = [arrays_got[i] for i in slots]
-    w_all = [arrays_want[i] for i in slots]
+    g_all = [g for g in arrays_got if g is not None]
+    w_all = [w for w in arrays_want if w is not None]
     if len(slots) < 2 or any(w.dtype.kind != "f" or not informative(w.astype(np.float64),
                                                                      tol.atol) for w in w_all):
         return None
