@@ -107,3 +107,20 @@ def test_feedback_md_shows_a_students_angle_brackets_as_typed_and_never_as_html(
     assert note in shown
     fences = [t.content for t in tokens if t.type == "fence"]
     assert any(result.tests[1].message in f for f in fences), fences
+
+
+def test_the_likely_mistake_and_hint_come_before_the_numbers_everywhere(tmp_path):
+    """Gradescope's test output and the feedback pages lead with the likely mistake and the
+    hint; the per-case numbers and the table of tests follow."""
+    from rnngrade.results.gradescope import to_gradescope
+
+    result = sample_result()
+    numbers = "case m1: check `rnn_forward`:\na: values differ beyond tolerance"
+    output = to_gradescope(result)["tests"][1]["output"]
+    assert output.index("likely mistake: every step is fed a0") < output.index(
+        "hint: Only the first step") < output.index(numbers)
+    markdown = render_feedback_md(result)
+    assert markdown.index("likely mistake:") < markdown.index("**Hint:**") \
+        < markdown.index("| | test |")
+    html = write_reports(result, tmp_path)["feedback.html"].read_text()
+    assert html.index("likely mistake:") < html.index("<table>")

@@ -2,7 +2,11 @@
 graded with a correct stand-in where the submission's own callee gives wrong results
 (rnngrade.grading.stand_ins)."""
 
+import builtins
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from rnngrade.diagnosis.figures import Verdict, tally
 from rnngrade.diagnosis.mutants import strip_markers
@@ -170,3 +174,45 @@ def test_a_recording_shares_what_stays_unchanged_and_snapshots_what_changes():
     assert [float(c[0][0][0]) for c in calls] == [0.0, 1.0, 2.0]
     assert [float(c[1][0]) for c in calls] == [0.0, 2.0, 4.0]
     assert calls[0][0][1]["w"] is not weights["w"]
+
+
+CLASSIC_ALIAS = (Path(__file__).resolve().parents[1] / "fixtures" / "submissions" / "classic"
+                 / "np_float_alias.py")
+NO_RECURRENCE = ("    a_next = np.tanh(np.dot(Wax, xt) + np.dot(Waa, a_prev) + ba)",
+                 "    a_next = np.tanh(np.dot(Wax, xt) + ba)")
+
+
+@pytest.mark.parametrize("inprocess", [True, False], ids=["inprocess", "sandboxed"])
+def test_a_wrong_cell_that_calls_rnn_utils_softmax_is_diagnosed_not_a_name_error(tmp_path,
+                                                                                inprocess):
+    """``from rnn_utils import *`` gives softmax through the module's builtins: when the retry
+    of a failing rnn_cell_forward check stands in for that softmax (which scores as missing), a
+    call the stand-in cannot answer still reaches it, so the feedback names the mistake instead
+    of a NameError."""
+    source = CLASSIC_ALIAS.read_text(encoding="utf-8")
+    assert source.count(NO_RECURRENCE[0]) == 1, "the edit no longer applies"
+    path = tmp_path / "rnn_notebook.py"
+    path.write_text(source.replace(*NO_RECURRENCE), encoding="utf-8")
+    result = grade(path, "lab1", inprocess=inprocess, device="cpu")
+    cell = [t for t in result.tests if t.name.startswith("test_rnn_cell_forward")]
+    text = "\n".join(f"{t.message}\n{[str(d) for d in t.diagnosis]}" for t in cell)
+    assert "NameError" not in text
+    assert any(d.name == "recurrent_term_dropped" for t in cell for d in t.diagnosis), text
+
+
+def test_a_stand_in_that_declines_a_call_hands_it_to_the_helper_from_the_module_builtins():
+    import types
+
+    from rnngrade.harness import worker_helpers
+
+    module = types.ModuleType("student")
+    module.__dict__["__builtins__"] = {**vars(builtins), "softmax": lambda z: z + 1}
+    exec("def cell(z):\n    return softmax(z)\n", module.__dict__)
+    worker_helpers.install_stand_in(
+        module, "softmax", worker_helpers.replay([[(np.zeros(2),), np.ones(2)]], 0.0, 0.0))
+    try:
+        assert np.array_equal(module.cell(np.zeros(2)), np.ones(2))  # a recorded call: answered
+        assert np.array_equal(module.cell(np.full(2, 5.0)), np.full(2, 6.0))  # declined: own
+    finally:
+        worker_helpers.remove_stand_ins(module)
+    assert "softmax" not in module.__dict__

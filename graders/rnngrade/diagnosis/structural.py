@@ -28,6 +28,7 @@ FED_A0 = "fed_a0_every_step"
 OFF_BY_ONE = "off_by_one_step"
 RECURRENT_TERM = "recurrent_term"
 INITIAL_STATE = "initial_state_unused"
+LAST_STEP_EARLY = "last_state_one_step_early"
 
 # A fresh start at step t: the expected leaves of one step run from the initial state on step t's
 # input alone, or None when that cannot be computed for this check.
@@ -59,6 +60,10 @@ def explain_unmatched(got: Any, want: Any, failing: list[str], tol: Tolerance, n
                              initial_state_zero(args, leaves_want, failing, time_axis))
     if located is not None:
         return [located]
+    early = last_state_early(leaves_got, leaves_want, failing, tol.atol, tol.rtol, args,
+                             time_axis, run_reference, lambda out: float_leaves(out, name, names))
+    if early is not None:
+        return [early]
     return [note for leaf in failing if leaf in leaves_got and leaf in leaves_want
             for note in describe_wrongness(leaves_got[leaf], leaves_want[leaf], tol.atol,
                                            tol.rtol, time_axis, leaf)]
@@ -100,6 +105,44 @@ def fresh_start(args: tuple, time_axis: int | None, run_reference: Callable[[tup
             return None
 
     return fresh
+
+
+def last_state_early(leaves_got: Mapping[str, np.ndarray], leaves_want: Mapping[str, np.ndarray],
+                     failing: Sequence[str], atol: float, rtol: float, args: tuple,
+                     time_axis: int | None, run_reference: Callable[[tuple], Any],
+                     leaves: Callable[[Any], dict[str, np.ndarray]]) -> Diagnosis | None:
+    """Every failing output equals the reference's on the sequence without its last step (a
+    final state returned one step early), where that differs from the expected value."""
+    if time_axis is None or not failing:
+        return None
+    lengths = sorted({a.shape[time_axis] for a in args
+                      if isinstance(a, np.ndarray) and a.ndim > time_axis} - {0, 1, 2})
+    for leaf in failing:
+        got, want = leaves_got.get(leaf), leaves_want.get(leaf)
+        if got is None or want is None or got.shape != want.shape \
+                or not informative(want, atol):
+            return None
+    # the sequence length is the time axis of some argument: each candidate, shortened by one
+    for steps in lengths[:2]:
+        shorter = tuple(np.take(a, range(steps - 1), axis=time_axis)
+                        if isinstance(a, np.ndarray) and a.ndim > time_axis
+                        and a.shape[time_axis] == steps else a for a in args)
+        try:
+            early = leaves(run_reference(shorter))
+        except Exception:  # noqa: BLE001 - no shorter run for this check: no pattern
+            continue
+        if all(leaf in early and _close(leaves_got[leaf], early[leaf], atol, rtol)
+               and not _close(early[leaf], leaves_want[leaf], atol, rtol) for leaf in failing):
+            break
+    else:
+        return None
+    wrong = ", ".join(_short(leaf) for leaf in failing)
+    return Diagnosis(
+        LAST_STEP_EARLY, f"{wrong}: the state after the last step but one is returned",
+        hint="Your final state is the one before the last step: check which step's state you "
+        "return after the loop (the loop's last iteration, or an index such as [-1]).",
+        evidence=f"{wrong} equals the expected value for the same sequence without its last "
+        "step", source=STRUCTURAL)
 
 
 def initial_state_zero(args: tuple, leaves: Mapping[str, np.ndarray], failing: Sequence[str],

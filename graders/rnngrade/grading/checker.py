@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from rnngrade.diagnosis.contract import explain_contract
 from rnngrade.diagnosis.localise import localise_check
 from rnngrade.diagnosis.mutants import Mutant
 from rnngrade.diagnosis.reach import AttemptLog, Reach, called_names
@@ -208,6 +209,10 @@ class Checker:
                                           [m.diagnosis(evidence) for m in matched],
                                           matched[0].hint))
                 return
+            slips = explain_contract(got, want, failed, tol, name, names, _function_of(name))
+            if slips:
+                found.append(CheckFailure(message, comparisons, slips, slips[0].hint))
+                return
             found.append(CheckFailure(message, comparisons, explain_unmatched(
                 got, want, [c.name for c in failed], tol, name, names, args, time_axis,
                 lambda a: self._trusted("reference", self._key(f"{name} fresh step", probe, a),
@@ -249,7 +254,6 @@ class Checker:
         """Between two steps of a diagnosis: stop when the grader's time has run out."""
         if self.budget is not None:
             self.budget.check_time()
-
 
     def _diagnose_error(self, probe: Probe, args: tuple, exc: StudentError) -> None:
         """A student exception that a mutant raises too, on the same inputs and with the same

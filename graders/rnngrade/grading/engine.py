@@ -50,6 +50,7 @@ from rnngrade.paths import course_root
 from rnngrade.results.model import BUDGET_MESSAGE, GradeResult
 from rnngrade.submission.load import LoadedSubmission, SubmissionError, load_submission
 from rnngrade.submission.source_notes import source_notes
+from rnngrade.submission.worker_notes import split_worker_notes
 
 __all__ = ["DEVICES", "Grader", "close_shared_graders", "grade",
            "grade_isolated", "make_runner", "not_graded", "resolve_device", "shared_grader",
@@ -117,9 +118,12 @@ def _run_submission(loaded: LoadedSubmission, assets: LabAssets, device: str, in
             collector = collect(ModuleProxy(BudgetedRunner(runner, budget, limits.call_seconds)))
         own_notes = [] if salvaged is None else source_notes(loaded.source, lab, assets.facts,
                                                              salvaged=salvaged)
-        notes = list(loaded.notes) + parse_notes + own_notes + list(collector.notes)
-        # the worker's notes were written after student code ran: quoted as its own output
-        student_notes = [n for n in runner.load_notes() if n not in parse_notes]
+        # the worker's notes were written after student code ran: the grader keeps the ones
+        # it can write anew from their facts, the rest is quoted as the code's own output
+        loading, student_notes = split_worker_notes(
+            [n for n in runner.load_notes() if n not in parse_notes])
+        notes = (list(loaded.notes) + parse_notes + own_notes + loading
+                 + list(collector.notes))
         protections = runner.protections()
         missing = [f for f in lab.functions if not _has(runner, f)]
     finally:

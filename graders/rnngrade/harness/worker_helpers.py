@@ -437,14 +437,24 @@ def replay(calls: list, atol: float, rtol: float) -> _Replay:
 _INSTALLED: dict[int, list[tuple[str, Any, _StandIn]]] = {}  # id(module) → what was replaced
 
 
+def _own(module: Any, name: str) -> Any:
+    """What the module's own code finds under ``name``: its global, else its builtins' (where a
+    course platform's helper such as ``rnn_utils.softmax`` lives); None when neither has it."""
+    found = module.__dict__.get(name)
+    if found is None:
+        builtins = module.__dict__.get("__builtins__")
+        found = builtins.get(name) if isinstance(builtins, dict) else getattr(builtins, name, None)
+    return found
+
+
 @helper
 def install_stand_in(module: Any, name: str, answers: Any) -> None:
     """Put a stand-in for ``module.<name>`` in place (see ``_StandIn``); ``answers`` is a
     ``replay`` or any callable, which then answers every call the module's code makes."""
     answer = answers if isinstance(answers, _Replay) else _Always(answers)
-    own = module.__dict__.get(name)
-    stand_in = _StandIn(module, name, own, answer)
-    _INSTALLED.setdefault(id(module), []).append((name, own, stand_in))
+    stand_in = _StandIn(module, name, _own(module, name), answer)
+    # what goes back afterwards: the module's global (None: none, a builtin stays a builtin)
+    _INSTALLED.setdefault(id(module), []).append((name, module.__dict__.get(name), stand_in))
     setattr(module, name, stand_in)
 
 

@@ -19,15 +19,16 @@ from rnngrade.results.model import GradeResult, Measurement, Outcome, TestResult
 
 
 def test_output(test: TestResult) -> str:
-    """The student-facing text of one test: message, diagnosis, hint."""
-    lines = [f"{'' if m.passed else 'missed: '}{m.text} (measured on {m.device})"
-             for m in test.measurements]
-    if test.message:
-        lines.append(test.message)
-    lines += [f"{'where it goes wrong' if d.source == 'localised' else 'likely mistake'}: {d}"
-              for d in test.diagnosis]
+    """The student-facing text of one test: the likely mistake (or where it goes wrong) and the
+    hint first, then what was measured and the message with its numbers."""
+    lines = [f"{'where it goes wrong' if d.source == 'localised' else 'likely mistake'}: {d}"
+             for d in test.diagnosis]
     if test.hint:
         lines.append(f"hint: {test.hint}")
+    lines += [f"{'' if m.passed else 'missed: '}{m.text} (measured on {m.device})"
+              for m in test.measurements]
+    if test.message:
+        lines.append(test.message)
     if test.cases_total > 1:
         lines.append(f"{test.cases_passed} of {test.cases_total - test.cases_skipped} cases passed"
                      + (f" ({test.cases_skipped} skipped)" if test.cases_skipped else ""))

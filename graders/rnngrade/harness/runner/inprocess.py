@@ -196,7 +196,7 @@ def student_frames(exc: BaseException,
 def exception_text(exc: BaseException) -> str:
     """``Type: message``; for a removed NumPy alias only the first line, with the replacement."""
     text = f"{type(exc).__name__}: {_safe_str(exc)}"
-    hint = removed_alias_hint(exc)
+    hint = removed_alias_hint(exc) or in_place_leaf_hint(exc)
     if hint:
         text = f"{text.splitlines()[0].rstrip('.')} — {hint}"
     return text
@@ -223,6 +223,20 @@ def removed_alias_hint(exc: BaseException) -> str:
                 if f"attribute '{alias}'" in text:
                     return (f"`np.{alias}` was removed from NumPy in 1.24; "
                             f"use the builtin `{replacement}`")
+    return ""
+
+
+IN_PLACE_LEAF = "a leaf Variable that requires grad is being used in an in-place operation"
+
+
+def in_place_leaf_hint(exc: BaseException) -> str:
+    """What to do instead when torch refuses an in-place write into a tensor that requires
+    grad (a parameter updated with ``-=``, ``x[...] =`` or ``.add_()`` outside ``no_grad``)."""
+    if type(exc) is RuntimeError and IN_PLACE_LEAF in _safe_str(exc):
+        return ("a tensor that requires grad (a parameter) was changed in place (`-=`, `+=`, "
+                "`x[...] = ...`, `.add_()`, ...) where autograd records: put a parameter update "
+                "inside `with torch.no_grad():`, or build a new tensor instead (`h = h + dh`, "
+                "not `h += dh`)")
     return ""
 
 

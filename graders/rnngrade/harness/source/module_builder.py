@@ -279,23 +279,30 @@ def _hide_standin_functions(module: types.ModuleType, module_builtins: dict) -> 
         del module.__dict__[name]
         module_builtins[name] = value
         hidden.setdefault(origin, []).append(f"`{name}`")
-    notes = []
-    for origin, names in hidden.items():
-        one = len(names) == 1
-        notes.append(f"{' and '.join(names)} {'comes' if one else 'come'} from `{origin}` (the "
-                     "course platform's helper module, which the grader provides), not from "
-                     f"your file: if the lab asks for {'it' if one else 'one of them'}, its "
-                     "tests score as missing; your own functions still call "
-                     f"{'it' if one else 'them'}")
-    return notes
+    return [standin_note(origin, names) for origin, names in hidden.items()]
+
+
+def standin_note(origin: str, names: list[str]) -> str:
+    """The note on the names (in backticks) that a stand-in module ``origin`` supplied."""
+    one = len(names) == 1
+    return (f"{' and '.join(names)} {'comes' if one else 'come'} from `{origin}` (the course "
+            "platform's helper module, which the grader provides), not from your file: if the "
+            f"lab asks for {'it' if one else 'one of them'}, its tests score as missing; your "
+            f"own functions still call {'it' if one else 'them'}")
+
+
+def failure_note(line: int, kind: str, unfinished: bool | None = None) -> str:
+    """The note on a top-level statement that raised (``kind``: the exception's first line;
+    unfinished: whether it tripped on a None placeholder, by default read off ``kind``)."""
+    if "NoneType" in kind if unfinished is None else unfinished:
+        return (f"line {line}: top-level code uses something that still looks unfinished "
+                f"({kind}); skipped (functions are still graded)")
+    return f"line {line}: top-level code raised {kind}; skipped (functions are still graded)"
 
 
 def _failure_notes(failures: list[tuple[int, str]], shown: int = 3) -> list[str]:
     """One note per failing top-level statement, the ones after ``shown`` in a single note."""
-    notes = [f"line {line}: top-level code uses something that still looks unfinished ({kind}); "
-             "skipped (functions are still graded)" if "NoneType" in kind else
-             f"line {line}: top-level code raised {kind}; skipped (functions are still graded)"
-             for line, kind in failures[:shown]]
+    notes = [failure_note(line, kind) for line, kind in failures[:shown]]
     rest = failures[shown:]
     if rest:
         lines = ", ".join(str(line) for line, _ in rest[:12]) + (", ..." if len(rest) > 12 else "")

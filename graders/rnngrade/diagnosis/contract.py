@@ -1,0 +1,137 @@
+"""Contract slips: the right numbers returned in the wrong form.
+
+A failed check whose values are right once the result is put in the form the function promises
+(its returned entries in the promised order, an array with or without a length-1 axis, the
+precision of the inputs) names that slip. Every rule compares every entry it speaks about, and
+only arrays with enough distinct non-zero entries count, so a coincidence (two zero arrays of one
+shape swapped) never names one.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from rnngrade.diagnosis.heuristics import informative
+from rnngrade.harness.checks.compare import Comparison, to_numpy
+from rnngrade.harness.checks.structure import flatten
+from rnngrade.harness.checks.tolerance import FLOAT32, Tolerance
+from rnngrade.results.model import Diagnosis, DiagnosisSource
+
+STRUCTURAL = DiagnosisSource.STRUCTURAL.value
+
+REORDERED = "outputs_in_another_order"
+AXES = "shape_differs_by_length_one_axes"
+LOW_PRECISION = "computed_in_lower_precision"
+
+MAX_ORDER_ITEMS = 6  # permutations of at most 720 orders
+
+
+def explain_contract(got: Any, want: Any, failed: list[Comparison], tol: Tolerance, name: str,
+                     names: tuple[str, ...] | None, function: str) -> list[Diagnosis]:
+    """The contract slips that explain every failed leaf of a check (none: an empty list)."""
+    order = _reordered(got, want, tol, name, names, function)
+    if order is not None:
+        return [order]
+    leaves_got = dict(flatten(got, name, names))
+    leaves_want = dict(flatten(want, name, names))
+    found = []
+    roundings = []  # leaves right to float32 precision: explained when another is computed so
+    for comparison in failed:
+        if comparison.name not in leaves_got or comparison.name not in leaves_want:
+            return []
+        g, w = to_numpy(leaves_got[comparison.name]), to_numpy(leaves_want[comparison.name])
+        if g is None or w is None or g.dtype.kind not in "fc" or not informative(
+                np.asarray(w, dtype=np.complex128 if w.dtype.kind == "c" else np.float64),
+                tol.atol):
+            return []
+        slip = None
+        if comparison.problem == "shape":
+            slip = _axes(g, w, tol, comparison.name, function)
+        elif comparison.problem == "dtype":
+            slip = _precision(g, w, comparison.name, function)
+        elif comparison.problem == "values" and _close(g, w, FLOAT32):
+            roundings.append(comparison.name)
+            continue
+        if slip is None:
+            return []  # a leaf no slip explains: the check fails for another reason too
+        found.append(slip)
+    if roundings and not any(d.name == LOW_PRECISION for d in found):
+        return []
+    return found
+
+
+def _close(got: np.ndarray, want: np.ndarray, tol: Tolerance) -> bool:
+    if got.shape != want.shape:
+        return False
+    a = got.astype(np.complex128 if got.dtype.kind == "c" else np.float64)
+    b = want.astype(np.complex128 if want.dtype.kind == "c" else np.float64)
+    return bool(np.all(np.isfinite(a)) and np.all(np.abs(a - b) <= tol.atol + tol.rtol * np.abs(b)))
+
+
+def _same_up_to_axes(got: np.ndarray, want: np.ndarray, tol: Tolerance) -> bool:
+    """Equal once the length-1 axes are dropped (a ``keepdims``, a leading axis, a column)."""
+    return (got.size == want.size and got.squeeze().shape == want.squeeze().shape
+            and _close(got.reshape(want.shape), want, tol))
+
+
+def _axes(got: np.ndarray, want: np.ndarray, tol: Tolerance, leaf: str, function: str
+          ) -> Diagnosis | None:
+    if got.shape == want.shape or not _same_up_to_axes(got, want, tol):
+        return None
+    return Diagnosis(
+        AXES, f"{leaf} has shape {got.shape} where {want.shape} is expected; its values are right",
+        function, hint="Only the shape is wrong: look at the axes of length 1 (a sum with or "
+        "without keepdims=True, an extra leading axis, a column where a flat vector is "
+        "expected or the reverse) and reshape to the shape the function promises.",
+        evidence=f"every entry of {leaf} equals the expected one once reshaped to "
+        f"{want.shape}", source=STRUCTURAL)
+
+
+def _precision(got: np.ndarray, want: np.ndarray, leaf: str, function: str
+               ) -> Diagnosis | None:
+    if got.dtype.itemsize >= want.dtype.itemsize or not _close(got, want, FLOAT32):
+        return None
+    return Diagnosis(
+        LOW_PRECISION, f"{leaf} is computed in {got.dtype} where the inputs are {want.dtype}",
+        function, hint=f"The values are right to {got.dtype} precision: something creates an "
+        f"array or tensor in {got.dtype} (a dtype=..., a torch default) or casts down; keep "
+        f"the precision of the inputs.",
+        evidence=f"every entry of {leaf} agrees with the expected one to {got.dtype} precision",
+        source=STRUCTURAL)
+
+
+def _reordered(got: Any, want: Any, tol: Tolerance, name: str, names: tuple[str, ...] | None,
+               function: str) -> Diagnosis | None:
+    """The returned entries are the expected ones in another order (every entry informative,
+    and only one order fits)."""
+    if not (isinstance(want, tuple | list) and isinstance(got, tuple | list)
+            and 2 <= len(want) == len(got) <= MAX_ORDER_ITEMS):
+        return None
+    arrays_got = [to_numpy(g) for g in got]
+    arrays_want = [to_numpy(w) for w in want]
+    if any((g is None) != (w is None) for g, w in zip(arrays_got, arrays_want)):
+        return None
+    slots = [i for i, w in enumerate(arrays_want) if w is not None]  # a cache stays in place
+    g_all = [g for g in arrays_got if g is not None]
+    w_all = [w for w in arrays_want if w is not None]
+    if len(slots) < 2 or any(w.dtype.kind != "f" or not informative(w.astype(np.float64),
+                                                                     tol.atol) for w in w_all):
+        return None
+    identity = tuple(range(len(slots)))
+    fits = [order for order in itertools.permutations(identity) if order != identity
+            and all(_close(g_all[k], w_all[j], tol) for k, j in enumerate(order))]
+    if len(fits) != 1:
+        return None
+    order = fits[0]
+    label = [names[i] if names and i < len(names) else f"{name}[{i}]" for i in slots]
+    returned = ", ".join(label[j] for j in order)
+    promised = ", ".join(label)
+    return Diagnosis(
+        REORDERED, f"{function} returns ({returned}) where ({promised}) is expected",
+        function, hint="Your values are right; return them in the order the function's "
+        "docstring promises.",
+        evidence=f"your returned entries equal the expected {returned}, in that order",
+        source=STRUCTURAL)
