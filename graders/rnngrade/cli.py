@@ -18,6 +18,7 @@ from rnngrade.errors import ExitCode, error_line, exit_code_for
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from rnngrade.course.apply import CoursePass
     from rnngrade.gradebook.batch import BatchReport
     from rnngrade.gradebook.roster import Roster
     from rnngrade.results.sanitize import Cleaned
@@ -403,7 +404,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from rnngrade.validate import format_report, validate_lab
 
     labs = [get_lab(name) for name in args.lab] if args.lab else available_labs()
-    labs = [lab for lab in labs if (lab.suite_dir() / "rubric.yaml").exists()]
+    labs = [lab for lab in labs if lab.rubric_path().exists()]
     failed = []
     figures = Figures()
     resolve_device(args.device)
@@ -502,8 +503,9 @@ def cmd_batch(args: argparse.Namespace) -> int:
     _start_workers_early(args)
     from rich.console import Console
 
+    from rnngrade.course.batch import run_course_batch
     from rnngrade.course.times import TimesFrom
-    from rnngrade.gradebook.batch import DEFAULT_TIMEOUT, BatchOptions, run_batch
+    from rnngrade.gradebook.batch import DEFAULT_TIMEOUT, BatchOptions
     from rnngrade.gradebook.console import RichProgress, print_report
 
     for folder in args.submissions:
@@ -519,24 +521,21 @@ def cmd_batch(args: argparse.Namespace) -> int:
     options = BatchOptions(args.lab, args.out, jobs=args.jobs, executor=args.executor,
                            scheduler=args.scheduler, regrade=args.regrade, device=args.device,
                            inprocess=args.inprocess, timeout=args.timeout or DEFAULT_TIMEOUT,
-                           budget=args.budget, roster=roster,
-                           course=course, only=args.only, drop_overrides=args.drop_overrides,
-                           outcome=not args.no_outcome, times_from=TimesFrom(args.times_from))
-    if course is not None:
-        from rnngrade.course.apply import missing_policy
-
-        options.missing = missing_policy(course)
+                           budget=args.budget, roster=roster, only=args.only,
+                           drop_overrides=args.drop_overrides, outcome=not args.no_outcome)
     console = Console() if sys.stdout.isatty() else Console(width=120)
     progress = None if args.quiet else RichProgress(Console(stderr=True), f"grading {args.lab}")
     try:
-        report = run_batch(args.submissions, options, progress)
+        done = run_course_batch(args.submissions, options, course,
+                                TimesFrom(args.times_from), progress)
     except KeyboardInterrupt:
         print(f"rnngrade batch: interrupted; what was graded is in {args.out}, and the same "
               "command continues from there", file=sys.stderr)
         return ExitCode.INTERRUPTED
-    print_report(console, report)
+    report = done.report
+    print_report(console, report, done.finals())
     print_roster_report(console, report)
-    print_course(report)
+    print_course(report, done.course)
     if report.grader_errors:
         from rnngrade.errors import GraderError
 
@@ -645,16 +644,13 @@ def cmd_gradescope_run(args: argparse.Namespace) -> int:
     run = run_autograder(root, args.lab, device=args.device, inprocess=args.inprocess,
                          budget=args.budget, say=lambda line: print(line, flush=True))
     return run.exit_code
-def print_course(report) -> None:  # report: BatchReport
+def print_course(report: BatchReport, done: CoursePass) -> None:
     """What the course file and the overrides did in a batch, in a few lines."""
     from rnngrade.results.escape import terminal_text
 
-    done = report.course
     if report.dropped_overrides:
         print(f"dropped {report.dropped_overrides} override(s) of the regraded students "
               "(--drop-overrides)")
-    if done is None:
-        return
     regraded = {row.student for row in report.rows if not row.skipped}
     kept = sorted(s for s in done.kept_overrides if s in regraded)
     if kept:
@@ -732,7 +728,7 @@ def _link_from_summary(report: Path, lab: str, course) -> None:
     """Rewrite the batch's summary.html to link the report when it lies in OUT/labN/similarity
     (``course``: the course file, for the missing policy)."""
     from rnngrade.course.apply import rewrite_exports
-    from rnngrade.gradebook.batch import _Lock
+    from rnngrade.gradebook.batch import BatchLock
     from rnngrade.gradebook.export import SIMILARITY_PAGE, lab_folder
     from rnngrade.gradebook.store import FILENAME, Gradebook
 
@@ -741,7 +737,7 @@ def _link_from_summary(report: Path, lab: str, course) -> None:
     if (report.resolve() != (folder / SIMILARITY_PAGE).parent or lab_folder(out, lab) != folder
             or not (out / FILENAME).is_file()):
         return
-    lock = _Lock(out)
+    lock = BatchLock(out)
     book = Gradebook(out / FILENAME)
     try:
         if book.current_rows(lab):

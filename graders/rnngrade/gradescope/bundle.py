@@ -72,7 +72,7 @@ def build_bundle(lab_name: str, out: Path, *, torch_version: str, device: str = 
     """Write ``out/autograder.zip`` for ``lab_name`` (see the module docstring)."""
     lab = get_lab(lab_name)
     root = course_root()
-    rubric_path = lab.suite_dir(root) / "rubric.yaml"
+    rubric_path = lab.rubric_path(root)
     if not rubric_path.is_file():
         raise BundleError(f"{lab.name} has no hidden suite yet ({rubric_path} is missing)")
     visibility = Counter(e.visibility for e in load_rubric(rubric_path).entries.values())

@@ -36,11 +36,11 @@ from rnngrade.errors import MutantError, RubricError, SuiteError
 from rnngrade.grading.rubric import Rubric, parse_rubric
 from rnngrade.grading.stand_ins import callees_of
 from rnngrade.lab_helpers import HELPERS_FILE, LabHelpers, build_lab_helpers
-from rnngrade.labs import Lab, get_lab
+from rnngrade.labs import RUBRIC, Lab, get_lab
 from rnngrade.paths import course_root
 from rnngrade.submission.source_notes import ReferenceFacts, reference_facts
 
-RUBRIC, MUTANTS = "rubric.yaml", "mutants.py"
+MUTANTS = "mutants.py"
 
 
 def _suite_files(lab: Lab, root: Path) -> list[Path]:
