@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("lab registry and data model", ("rnngrade.labs", "rnngrade.results.model",
                                      "rnngrade.authoring.stubs")),
     ("foundations", ("rnngrade.errors", "rnngrade.paths", "rnngrade.yaml_files",
-                     "rnngrade.limits")),
+                     "rnngrade.limits", "rnngrade.files")),
     ("harness", ("rnngrade.harness",)),
     ("package", ("rnngrade",)),
 ]

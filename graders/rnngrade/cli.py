@@ -351,10 +351,10 @@ def write_reports_or_json(result: Cleaned, out: Path) -> tuple[dict[str, Path], 
     """Every report of ``result`` and True; when a renderer fails, at least ``results.json``
     (with the failure in its instructor-only detail) and False."""
     import dataclasses
-    import json
 
     from rnngrade.errors import RenderError
-    from rnngrade.results.gradescope import to_gradescope
+    from rnngrade.files import write_atomic
+    from rnngrade.results.gradescope import results_json
     from rnngrade.results.render import write_reports
 
     try:
@@ -366,11 +366,7 @@ def write_reports_or_json(result: Cleaned, out: Path) -> tuple[dict[str, Path], 
               file=sys.stderr)
         failed = dataclasses.replace(
             result.result, grader_detail=(result.result.grader_detail + "\n" + detail).strip())
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / "results.json"
-        path.write_text(json.dumps(to_gradescope(failed), indent=2, ensure_ascii=True),
-                        encoding="utf-8")
-        return {"results.json": path}, False
+        return {"results.json": write_atomic(out / "results.json", results_json(failed))}, False
 
 
 @command("generate")

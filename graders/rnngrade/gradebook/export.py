@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rnngrade.files import write_atomic
 from rnngrade.gradebook.points import in_course_points
 from rnngrade.gradebook.roster import (
     MissingMark,
@@ -62,15 +63,6 @@ STATUS_TEXT: dict[str, str] = {
     GRADED: "graded", GRADER_ERROR: "not graded: grader error (graded again next run)"}
 COURSE_CSV = "grades.csv"
 MISSING = "missing"  # a roster student without a submission (zero_for_missing's status)
-
-
-def write_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file renamed over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
 
 
 def lab_folder(out: Path, lab: str) -> Path:
