@@ -9,6 +9,7 @@ import os
 import sys
 import threading
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -16,11 +17,15 @@ from rnngrade import __version__
 from rnngrade.errors import ExitCode, error_line, exit_code_for
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rich.console import Console
 
     from rnngrade.course.apply import CoursePass
+    from rnngrade.course.config import Course
     from rnngrade.gradebook.batch import BatchReport
     from rnngrade.gradebook.roster import Roster
+    from rnngrade.labs import Lab
     from rnngrade.results.sanitize import Cleaned
 
 
@@ -269,13 +274,14 @@ def _budget_option(parser: argparse.ArgumentParser) -> None:
                              "use (default: the lab's); tests not run by then score 0")
 
 
-COMMANDS: dict = {}  # subcommand name → handler(args) -> exit code
+Handler = Callable[[argparse.Namespace], int]
+COMMANDS: dict[str, Handler] = {}  # subcommand name → handler(args) -> exit code
 
 
-def command(name: str):
+def command(name: str) -> Callable[[Handler], Handler]:
     """Register the handler of a subcommand (its arguments are declared in build_parser)."""
 
-    def register(function):
+    def register(function: Handler) -> Handler:
         COMMANDS[name] = function
         return function
 
@@ -442,13 +448,13 @@ def cmd_release(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _course(args: argparse.Namespace):  # -> Course | None
+def _course(args: argparse.Namespace) -> Course | None:
     from rnngrade.course.config import find_course
 
     return find_course(args.course)
 
 
-def _labs_due_out(course) -> list:
+def _labs_due_out(course: Course) -> list[Lab]:
     """The labs whose release date has come; says which others are held back and why."""
     import datetime as dt
 
@@ -464,7 +470,7 @@ def _labs_due_out(course) -> list:
     return ready
 
 
-def _named_labs_due_out(course, labs: list, force: bool) -> None:
+def _named_labs_due_out(course: Course, labs: list[Lab], force: bool) -> None:
     """Labs named with ``--lab`` go out on their release date too: one whose date is still to
     come is refused (``ReleaseError``), or released with a warning under ``--force``."""
     import datetime as dt
@@ -560,7 +566,8 @@ def _load_roster(path: Path | None) -> Roster | None:
     return load_roster(path) if path is not None else None
 
 
-def _check_course_ids(course, roster: Roster | None, given: Path | None, out: Path) -> None:
+def _check_course_ids(course: Course | None, roster: Roster | None, given: Path | None,
+                      out: Path) -> None:
     """With a course file and a roster (``given``, else the one a batch kept in ``out``), every
     student id of the course file must be on the roster (``course.roster_check``)."""
     from rnngrade.course.roster_check import check_course
@@ -720,7 +727,7 @@ def cmd_similarity(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _link_from_summary(report: Path, lab: str, course) -> None:
+def _link_from_summary(report: Path, lab: str, course: Course | None) -> None:
     """Rewrite the batch's summary.html to link the report when it lies in OUT/labN/similarity
     (``course``: the course file, for the missing policy)."""
     from rnngrade.course.apply import rewrite_exports
