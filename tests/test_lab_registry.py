@@ -9,8 +9,8 @@ import pytest
 
 from rnngrade.errors import GraderError
 from rnngrade.labs import LABS, LabConfigError, get_lab, load_lab
+from rnngrade.limits import Limits
 from rnngrade.paths import course_root
-from rnngrade.sandbox.limits import Limits
 
 from .toy_course import TOY, toy_course
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 
+from rnngrade.grading.collector import OutcomeCollector
 from rnngrade.grading.engine import suite_args
 from rnngrade.grading.lab_assets import load_lab_assets
-from rnngrade.grading.outcomes import OutcomeCollector
 from rnngrade.grading.session import ReusableSession
 
 

@@ -9,6 +9,7 @@ import os
 import sys
 import threading
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -16,10 +17,15 @@ from rnngrade import __version__
 from rnngrade.errors import ExitCode, error_line, exit_code_for
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rich.console import Console
 
+    from rnngrade.course.apply import CoursePass
+    from rnngrade.course.config import Course
     from rnngrade.gradebook.batch import BatchReport
     from rnngrade.gradebook.roster import Roster
+    from rnngrade.labs import Lab
     from rnngrade.results.sanitize import Cleaned
 
 
@@ -268,13 +274,14 @@ def _budget_option(parser: argparse.ArgumentParser) -> None:
                              "use (default: the lab's); tests not run by then score 0")
 
 
-COMMANDS: dict = {}  # subcommand name → handler(args) -> exit code
+Handler = Callable[[argparse.Namespace], int]
+COMMANDS: dict[str, Handler] = {}  # subcommand name → handler(args) -> exit code
 
 
-def command(name: str):
+def command(name: str) -> Callable[[Handler], Handler]:
     """Register the handler of a subcommand (its arguments are declared in build_parser)."""
 
-    def register(function):
+    def register(function: Handler) -> Handler:
         COMMANDS[name] = function
         return function
 
@@ -350,10 +357,10 @@ def write_reports_or_json(result: Cleaned, out: Path) -> tuple[dict[str, Path], 
     """Every report of ``result`` and True; when a renderer fails, at least ``results.json``
     (with the failure in its instructor-only detail) and False."""
     import dataclasses
-    import json
 
     from rnngrade.errors import RenderError
-    from rnngrade.results.gradescope import to_gradescope
+    from rnngrade.files import write_atomic
+    from rnngrade.results.gradescope import results_json
     from rnngrade.results.render import write_reports
 
     try:
@@ -365,11 +372,7 @@ def write_reports_or_json(result: Cleaned, out: Path) -> tuple[dict[str, Path], 
               file=sys.stderr)
         failed = dataclasses.replace(
             result.result, grader_detail=(result.result.grader_detail + "\n" + detail).strip())
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / "results.json"
-        path.write_text(json.dumps(to_gradescope(failed), indent=2, ensure_ascii=True),
-                        encoding="utf-8")
-        return {"results.json": path}, False
+        return {"results.json": write_atomic(out / "results.json", results_json(failed))}, False
 
 
 @command("generate")
@@ -403,7 +406,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from rnngrade.validate import format_report, validate_lab
 
     labs = [get_lab(name) for name in args.lab] if args.lab else available_labs()
-    labs = [lab for lab in labs if (lab.suite_dir() / "rubric.yaml").exists()]
+    labs = [lab for lab in labs if lab.rubric_path().exists()]
     failed = []
     figures = Figures()
     resolve_device(args.device)
@@ -445,13 +448,13 @@ def cmd_release(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _course(args: argparse.Namespace):  # -> Course | None
+def _course(args: argparse.Namespace) -> Course | None:
     from rnngrade.course.config import find_course
 
     return find_course(args.course)
 
 
-def _labs_due_out(course) -> list:
+def _labs_due_out(course: Course) -> list[Lab]:
     """The labs whose release date has come; says which others are held back and why."""
     import datetime as dt
 
@@ -467,7 +470,7 @@ def _labs_due_out(course) -> list:
     return ready
 
 
-def _named_labs_due_out(course, labs: list, force: bool) -> None:
+def _named_labs_due_out(course: Course, labs: list[Lab], force: bool) -> None:
     """Labs named with ``--lab`` go out on their release date too: one whose date is still to
     come is refused (``ReleaseError``), or released with a warning under ``--force``."""
     import datetime as dt
@@ -502,8 +505,9 @@ def cmd_batch(args: argparse.Namespace) -> int:
     _start_workers_early(args)
     from rich.console import Console
 
+    from rnngrade.course.batch import run_course_batch
     from rnngrade.course.times import TimesFrom
-    from rnngrade.gradebook.batch import DEFAULT_TIMEOUT, BatchOptions, run_batch
+    from rnngrade.gradebook.batch import DEFAULT_TIMEOUT, BatchOptions
     from rnngrade.gradebook.console import RichProgress, print_report
 
     for folder in args.submissions:
@@ -519,24 +523,21 @@ def cmd_batch(args: argparse.Namespace) -> int:
     options = BatchOptions(args.lab, args.out, jobs=args.jobs, executor=args.executor,
                            scheduler=args.scheduler, regrade=args.regrade, device=args.device,
                            inprocess=args.inprocess, timeout=args.timeout or DEFAULT_TIMEOUT,
-                           budget=args.budget, roster=roster,
-                           course=course, only=args.only, drop_overrides=args.drop_overrides,
-                           outcome=not args.no_outcome, times_from=TimesFrom(args.times_from))
-    if course is not None:
-        from rnngrade.course.apply import missing_policy
-
-        options.missing = missing_policy(course)
+                           budget=args.budget, roster=roster, only=args.only,
+                           drop_overrides=args.drop_overrides, outcome=not args.no_outcome)
     console = Console() if sys.stdout.isatty() else Console(width=120)
     progress = None if args.quiet else RichProgress(Console(stderr=True), f"grading {args.lab}")
     try:
-        report = run_batch(args.submissions, options, progress)
+        done = run_course_batch(args.submissions, options, course,
+                                TimesFrom(args.times_from), progress)
     except KeyboardInterrupt:
         print(f"rnngrade batch: interrupted; what was graded is in {args.out}, and the same "
               "command continues from there", file=sys.stderr)
         return ExitCode.INTERRUPTED
-    print_report(console, report)
+    report = done.report
+    print_report(console, report, done.finals())
     print_roster_report(console, report)
-    print_course(report)
+    print_course(report, done.course)
     if report.grader_errors:
         from rnngrade.errors import GraderError
 
@@ -565,7 +566,8 @@ def _load_roster(path: Path | None) -> Roster | None:
     return load_roster(path) if path is not None else None
 
 
-def _check_course_ids(course, roster: Roster | None, given: Path | None, out: Path) -> None:
+def _check_course_ids(course: Course | None, roster: Roster | None, given: Path | None,
+                      out: Path) -> None:
     """With a course file and a roster (``given``, else the one a batch kept in ``out``), every
     student id of the course file must be on the roster (``course.roster_check``)."""
     from rnngrade.course.roster_check import check_course
@@ -645,16 +647,13 @@ def cmd_gradescope_run(args: argparse.Namespace) -> int:
     run = run_autograder(root, args.lab, device=args.device, inprocess=args.inprocess,
                          budget=args.budget, say=lambda line: print(line, flush=True))
     return run.exit_code
-def print_course(report) -> None:  # report: BatchReport
+def print_course(report: BatchReport, done: CoursePass) -> None:
     """What the course file and the overrides did in a batch, in a few lines."""
     from rnngrade.results.escape import terminal_text
 
-    done = report.course
     if report.dropped_overrides:
         print(f"dropped {report.dropped_overrides} override(s) of the regraded students "
               "(--drop-overrides)")
-    if done is None:
-        return
     regraded = {row.student for row in report.rows if not row.skipped}
     kept = sorted(s for s in done.kept_overrides if s in regraded)
     if kept:
@@ -728,11 +727,11 @@ def cmd_similarity(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _link_from_summary(report: Path, lab: str, course) -> None:
+def _link_from_summary(report: Path, lab: str, course: Course | None) -> None:
     """Rewrite the batch's summary.html to link the report when it lies in OUT/labN/similarity
     (``course``: the course file, for the missing policy)."""
     from rnngrade.course.apply import rewrite_exports
-    from rnngrade.gradebook.batch import _Lock
+    from rnngrade.gradebook.batch import BatchLock
     from rnngrade.gradebook.export import SIMILARITY_PAGE, lab_folder
     from rnngrade.gradebook.store import FILENAME, Gradebook
 
@@ -741,7 +740,7 @@ def _link_from_summary(report: Path, lab: str, course) -> None:
     if (report.resolve() != (folder / SIMILARITY_PAGE).parent or lab_folder(out, lab) != folder
             or not (out / FILENAME).is_file()):
         return
-    lock = _Lock(out)
+    lock = BatchLock(out)
     book = Gradebook(out / FILENAME)
     try:
         if book.current_rows(lab):

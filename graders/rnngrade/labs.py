@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from rnngrade.errors import GraderError, UsageError
+from rnngrade.limits import Limits
 from rnngrade.paths import course_root
-from rnngrade.sandbox.limits import Limits
 from rnngrade.yaml_files import load_mapping
 
 METADATA = "lab.yaml"
+RUBRIC = "rubric.yaml"  # beside lab.yaml: points, visibility and titles of the hidden tests
 LAB_NAME = re.compile(r"^lab(\d+)$")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -69,6 +70,9 @@ class Lab:
 
     def suite_dir(self, root: Path | None = None) -> Path:
         return (root or course_root()) / "graders" / "suites" / self.name
+
+    def rubric_path(self, root: Path | None = None) -> Path:
+        return self.suite_dir(root) / RUBRIC
 
     def public_fixture_path(self, root: Path | None = None) -> Path:
         return (root or course_root()) / "fixtures" / "public" / f"{self.name}.npz"

@@ -11,8 +11,19 @@ from rnngrade.cli import main
 from rnngrade.errors import ExitCode
 from rnngrade.gradebook.entries import Entry, read_entry
 from rnngrade.gradebook.executors import GradingSpec, LocalPool, grade_payload
+from rnngrade.gradebook.messages import (
+    Done,
+    Fatal,
+    Graded,
+    GraderBroken,
+    NotGraded,
+    Ready,
+    decode,
+    decode_outcome,
+)
 from rnngrade.grading.engine import grade
 from rnngrade.labs import get_lab
+from rnngrade.results.model import EntryStatus
 
 from ..synthetic import make_class, write_entry
 from .conftest import INPROCESS, assert_csv_matches_gradebook, current, query
@@ -81,20 +92,32 @@ def test_a_worker_that_dies_fails_only_its_submission(tmp_path):
     tasks = [(e.student, read_entry(e).to_wire()) for e in
              (Entry(p.stem, p) for p in sorted(folder.iterdir()))]
     outcomes = dict(pool.run(tasks))
-    assert outcomes["alice"]["result"]["score"] == outcomes["alice"]["result"]["max_score"]
-    assert outcomes["zoe"]["result"]["score"] == outcomes["zoe"]["result"]["max_score"]
-    assert outcomes["mallory"]["status"] == "error"
-    assert "died" in outcomes["mallory"]["error"] and "exit code 3" in outcomes["mallory"][
-        "error"]
+    for graded in (outcomes["alice"], outcomes["zoe"]):
+        assert isinstance(graded, Graded)
+        assert graded.result["score"] == graded.result["max_score"]
+    died = outcomes["mallory"]
+    assert isinstance(died, NotGraded) and died.status == EntryStatus.ERROR
+    assert "died" in died.error and "exit code 3" in died.error
 
 
 def test_grade_payload_reports_problems_as_data(tmp_path):
     spec = GradingSpec("lab1", "cpu", True).to_wire()
     evil = {"name": "x", "is_folder": True, "data": b"", "files": {"../up.py": b""}}
     outcome = grade_payload(spec, evil)
-    assert outcome["status"] == "error" and "refusing" in outcome["error"]
+    assert isinstance(outcome, NotGraded) and outcome.status == EntryStatus.ERROR
+    assert "refusing" in outcome.error
     broken = grade_payload({**spec, "lab": "lab99"}, evil)
-    assert "error" in broken or "fatal" in broken
+    assert isinstance(broken, Fatal) and "lab99" in broken.message
+
+
+def test_the_coordinator_refuses_what_is_no_message():
+    assert decode(Ready(7)) == Ready(7)
+    assert decode_outcome(Graded({"score": 1})) == Graded({"score": 1})
+    for junk in (("ready", 7), {"fatal": "x"}, Done("k", {"result": {}}), None):
+        with pytest.raises(GraderBroken):
+            decode(junk)
+    with pytest.raises(GraderBroken):
+        decode_outcome({"result": {}})
 
 
 def _children(pid: int) -> set[int]:
@@ -120,11 +143,12 @@ def test_sandboxed_workers_use_clones_of_the_coordinator_s_zygote(tmp_path):
     before = _children(mother.info["pid"])
     tasks = [(e.student, read_entry(e).to_wire()) for e in [Entry("alice", folder / "alice.py")]]
     for _, outcome in pool.run(tasks):
-        worker = int(outcome["worker"].rsplit(":", 1)[1])
+        assert isinstance(outcome, Graded)
+        worker = int(outcome.worker.rsplit(":", 1)[1])
         clones = _children(mother.info["pid"]) - before
         assert len(clones) == 1  # the worker's zygote, forked from this process's
         assert _children(worker) == set()  # the worker started no zygote of its own
-        result = outcome["result"]
+        result = outcome.result
         assert result["score"] == result["max_score"] and result["protections"]
     assert all(_ends(pid) for pid in clones)  # gone with its worker
 

@@ -80,7 +80,7 @@ def test_links_and_oversized_entries_are_entry_errors(tmp_path):
         read_entry(Entry("target", tmp_path / "target.py"), max_bytes=2)
 
 
-def result(score: float, *, diagnosis: list[str] = (), kind: str = "check",
+def result(score: float, *, diagnosis: list[str | dict[str, str]] = (), kind: str = "check",
            status: str = "graded", seconds: float = 0.1) -> GradeResult:
     cases = [CaseResult("a", "passed" if score else "failed", kind=kind if not score else "")]
     tests = [TestResult("test_one", "one: the first test", score, 2.0,
@@ -144,8 +144,10 @@ def test_grades_csv_and_summary_come_from_current_results(tmp_path):
     run = book.start_run("lab1", "v1", "cpu", "inprocess", "local", 2, "here")
     record(book, run, "alice", "a1", result(0.5))
     record(book, run, "alice", "a2", result(2.0))
-    record(book, run, "bob", "b1", result(0.0, diagnosis=["loop_feeds_a0: every step sees a0",
-                                                          "a: your result is all zeros"]))
+    # a known mistake, and a pattern (the summary reads which is which from the diagnosis)
+    record(book, run, "bob", "b1", result(0.0, diagnosis=[
+        {"name": "loop_feeds_a0", "text": "every step sees a0", "source": "known mistake"},
+        {"name": "a", "text": "your result is all zeros", "source": "heuristic"}]))
     record(book, run, "carol", "c1", result(0.0, kind="timeout"))
     record(book, run, "dave", "d1", result(0.0, status="load_error"), status=LOAD_ERROR)
     lines = grades_csv(book, "lab1").splitlines()

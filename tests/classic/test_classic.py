@@ -129,7 +129,7 @@ def test_every_fixture_has_expectations_and_the_other_way_round():
 @pytest.mark.parametrize("lab", LABS)
 def test_every_rubric_test_belongs_to_a_function_of_its_lab(lab):
     functions = get_lab(lab).functions
-    rubric = load_rubric(get_lab(lab).suite_dir() / "rubric.yaml")
+    rubric = load_rubric(get_lab(lab).rubric_path())
     orphans = [name for name in rubric.entries if function_of(name, functions) is None]
     assert not orphans
     assert function_of("test_char_rnn_random", functions) in (None, "char_rnn_loss_and_grads")

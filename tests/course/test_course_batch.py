@@ -14,6 +14,7 @@ import pytest
 from rnngrade.cli import main
 from rnngrade.course.times import MANIFEST
 from rnngrade.gradebook import batch
+from rnngrade.gradebook.messages import Graded
 from rnngrade.gradebook.store import FILENAME, SCHEMA_VERSION, Gradebook
 from rnngrade.grading.rubric import load_rubric
 from rnngrade.grading.scoring import not_graded
@@ -51,7 +52,7 @@ class InlinePool:
 
     def run(self, tasks):
         for key, payload in tasks:
-            yield key, {"result": full_marks(payload["name"]).to_dict(), "worker": "inline"}
+            yield key, Graded(full_marks(payload["name"]).to_dict(), "inline")
 
 
 @pytest.fixture(autouse=True)
@@ -377,7 +378,7 @@ class DaveCannotBeLoaded(InlinePool):
             lab = get_lab("lab1")
             result = not_graded(lab, load_rubric(lab.suite_dir() / "rubric.yaml"), "dave",
                                 "cpu", "no lab1 module in it", status=Status.LOAD_ERROR)
-            yield key, {"result": result.to_dict(), "worker": "inline"}
+            yield key, Graded(result.to_dict(), "inline")
 
 
 def test_a_submission_that_cannot_be_loaded_is_graded_not_not_graded(course_batch, tmp_path,

@@ -13,6 +13,7 @@ import pytest
 
 import rnngrade.gradebook.batch as batch_module
 from rnngrade.gradebook.batch import BatchOptions, BatchReport, run_batch
+from rnngrade.gradebook.messages import Graded
 from rnngrade.grading.rubric import load_rubric
 from rnngrade.grading.scoring import not_graded
 from rnngrade.labs import get_lab
@@ -22,17 +23,17 @@ FULL = "print('full marks')\n"  # what an entry holds decides its made-up result
 EMPTY = ""  # an empty file: "could not be loaded", 0 points
 
 
-def made_up(lab_name: str, name: str, source: str) -> dict:
+def made_up(lab_name: str, name: str, source: str) -> Graded:
     lab = get_lab(lab_name)
-    rubric = load_rubric(lab.suite_dir() / "rubric.yaml")
+    rubric = load_rubric(lab.rubric_path())
     if source == FULL:
         result = not_graded(lab, rubric, name, "cpu", "", status=Status.GRADED)
         for test in result.tests:
             test.score, test.outcome, test.message = test.max_score, Outcome.PASSED, ""
         result.score = result.max_score
-        return {"result": result.to_dict(), "worker": "made-up"}
+        return Graded(result.to_dict(), "made-up")
     result = not_graded(lab, rubric, name, "cpu", "the submission is empty")
-    return {"result": result.to_dict(), "worker": "made-up"}
+    return Graded(result.to_dict(), "made-up")
 
 
 class MadeUpPool:

@@ -10,8 +10,10 @@ import shutil
 import pytest
 
 from rnngrade.cli import main
+from rnngrade.course import batch as course_batch
 from rnngrade.errors import ExitCode, GraderError
-from rnngrade.gradebook import batch, executors
+from rnngrade.gradebook import executors
+from rnngrade.gradebook.messages import Fatal
 from rnngrade.grading import engine
 from rnngrade.paths import course_root
 
@@ -39,11 +41,11 @@ def _left_out(tmp_path) -> tuple:
 def test_the_switch_reaches_the_batch_and_each_grading_process(tmp_path, monkeypatch, capsys):
     seen: dict = {}
 
-    def fake_run_batch(sources, options, progress=None):
+    def fake_run_batch(sources, options, course, times_from, progress=None):
         seen["options"] = options
         raise KeyboardInterrupt  # nothing to grade: stop where the batch would start
 
-    monkeypatch.setattr(batch, "run_batch", fake_run_batch)
+    monkeypatch.setattr(course_batch, "run_course_batch", fake_run_batch)
     for switch, expected in (["--no-outcome"], False), ([], True):
         assert main(["batch", str(tmp_path), "--lab", "lab9", "--out", str(tmp_path / "o"),
                      "--quiet", *switch]) == ExitCode.INTERRUPTED
@@ -55,7 +57,7 @@ def test_the_switch_reaches_the_batch_and_each_grading_process(tmp_path, monkeyp
 
     monkeypatch.setattr(engine, "shared_grader", fake_grader)
     spec = executors.GradingSpec("lab9", "cpu", True, outcome=False).to_wire()
-    assert "fatal" in executors.grade_payload(spec, {})
+    assert isinstance(executors.grade_payload(spec, {}), Fatal)
     assert seen["grader"]["outcome"] is False
 
 

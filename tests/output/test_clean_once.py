@@ -12,6 +12,7 @@ import pytest
 
 from rnngrade.gradebook import batch
 from rnngrade.gradebook.entries import Entry
+from rnngrade.gradebook.messages import Graded
 from rnngrade.gradebook.store import GRADED, Gradebook, Recorded
 from rnngrade.labs import get_lab
 from rnngrade.results import render, sanitize
@@ -48,7 +49,7 @@ def assert_inert(folder: Path) -> None:
 
 
 def test_a_batch_cleans_a_fresh_result_once_and_reports_it_as_stored(tmp_path, cleanings):
-    outcome = {"result": hostile_result().to_dict(), "worker": "w:1"}
+    outcome = Graded(hostile_result().to_dict(), "w:1")
     item, cleaned = batch._recorded(Entry("ann", tmp_path / "ann.py"), None, outcome,
                                     get_lab("lab1"), None, "cpu")  # type: ignore[arg-type]
     assert item.result is cleaned.result and "\x1b" not in item.result.error

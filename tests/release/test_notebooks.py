@@ -22,7 +22,7 @@ from rnngrade.labs import available_labs
 from .conftest import PUBLIC_LABS
 
 LABS = available_labs()
-GRADED_LABS = [lab for lab in PUBLIC_LABS if (lab.suite_dir() / "rubric.yaml").exists()]
+GRADED_LABS = [lab for lab in PUBLIC_LABS if lab.rubric_path().exists()]
 
 
 def code_cells(notebook: nbformat.NotebookNode) -> dict[str, str]:

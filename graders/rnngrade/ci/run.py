@@ -329,7 +329,7 @@ def run_ci(options: CiOptions, say: Callable[[str], None] = print,
     labs, source = choice.labs, choice.source
     for name in labs:
         lab = get_lab(name)
-        if not (lab.suite_dir() / "rubric.yaml").exists():
+        if not lab.rubric_path().exists():
             problems.append((name, "no hidden tests for this lab yet: run its public tests"))
             continue
         try:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from rnngrade.course.config import Course, LabPlan
 from rnngrade.course.times import SubmissionTime, TimeSource, show_time
+from rnngrade.gradebook.points import in_course_points
 from rnngrade.harness.formatting import format_points
 from rnngrade.results.model import GradeResult, Status
 
@@ -72,12 +73,6 @@ class Adjusted:
     def in_course(self, points: float) -> float:
         """``points`` of the lab's rubric in the course's points."""
         return in_course_points(points, self.max_score, self.points_possible)
-
-
-def in_course_points(points: float, max_score: float, points_possible: float) -> float:
-    """``points`` of a lab whose rubric gives ``max_score``, in the course's points (the lab
-    counts ``points_possible``)."""
-    return round(points * points_possible / max_score, 4) if max_score else points
 
 
 def lateness(course: Course, student: str, lab: str,
@@ -181,4 +176,4 @@ def _when(moment: dt.datetime, late: Lateness) -> str:
     return show_time(moment, late.zone)
 
 
-__all__ = ["Adjusted", "Lateness", "Override", "adjust", "in_course_points", "lateness"]
+__all__ = ["Adjusted", "Lateness", "Override", "adjust", "lateness"]

@@ -113,7 +113,8 @@ def rewrite_exports(book: Gradebook, lab: str, out: Path, course: Course | None)
     from rnngrade.gradebook.roster import saved_roster
 
     write_exports(book, lab, out, saved_roster(out),
-                  missing_policy(course) if course is not None else zero_for_missing)
+                  missing_policy(course) if course is not None else zero_for_missing,
+                  time_warnings(book, lab))
 
 
 def _recorded(row: sqlite3.Row | None) -> SubmissionTime | None:

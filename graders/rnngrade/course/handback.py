@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from rnngrade.files import write_atomic
 from rnngrade.gradebook.store import GRADER_ERROR, Gradebook
 from rnngrade.results.escape import csv_cell
 
@@ -74,14 +75,7 @@ def write_handback(book: Gradebook, lab: str, folder_of: Callable[[str], Path],
     for item in rows:
         writer.writerow([csv_cell(v) if isinstance(v, str) else ("" if v is None else v)
                          for v in asdict(item).values()])
-    _atomic(out / "manifest.csv", text.getvalue())
-    _atomic(out / "manifest.json", json.dumps({"lab": lab, "students": [asdict(r) for r in rows]},
-                                              indent=1, ensure_ascii=True) + "\n")
+    write_atomic(out / "manifest.csv", text.getvalue())
+    write_atomic(out / "manifest.json", json.dumps(
+        {"lab": lab, "students": [asdict(r) for r in rows]}, indent=1, ensure_ascii=True) + "\n")
     return rows
-
-
-def _atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)

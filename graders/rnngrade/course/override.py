@@ -15,10 +15,11 @@ import getpass
 from dataclasses import dataclass
 from pathlib import Path
 
-from rnngrade.course.adjust import Adjusted, in_course_points
+from rnngrade.course.adjust import Adjusted
 from rnngrade.course.config import Course
 from rnngrade.course.roster_check import check_override
 from rnngrade.errors import UsageError
+from rnngrade.gradebook.points import in_course_points
 from rnngrade.gradebook.store import FILENAME, GRADER_ERROR, Gradebook
 from rnngrade.harness.formatting import format_points
 from rnngrade.labs import get_lab
@@ -56,7 +57,8 @@ def record_override(request: OverrideRequest) -> tuple[int, Adjusted | None, boo
     """Check and record the override, then rewrite the lab's reports; the override's id, the
     student's new numbers and whether the student has a submission."""
     from rnngrade.course.apply import rewrite_exports
-    from rnngrade.gradebook.batch import _Lock, finish_course
+    from rnngrade.course.batch import finish_course
+    from rnngrade.gradebook.batch import BatchLock
 
     lab = get_lab(request.lab).name
     path = request.out / FILENAME
@@ -69,7 +71,7 @@ def record_override(request: OverrideRequest) -> tuple[int, Adjusted | None, boo
         raise OverrideError("--comment must say why (the student reads it)")
     if len(comment) > MAX_COMMENT:
         raise OverrideError(f"--comment is longer than {MAX_COMMENT} characters")
-    lock = _Lock(request.out)
+    lock = BatchLock(request.out)
     book = Gradebook(path)
     try:
         if request.course is None:

@@ -21,20 +21,11 @@ import fcntl
 import importlib.util
 import os
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rnngrade.course.apply import CoursePass
-from rnngrade.course.config import Course
-from rnngrade.course.times import (
-    TimesFrom,
-    TimeSource,
-    Timing,
-    find_time,
-    read_manifest,
-    untimed_refusal,
-)
 from rnngrade.errors import GraderError, UsageError
 from rnngrade.gradebook.entries import Entry, EntryError, Payload, discover, read_entry
 from rnngrade.gradebook.executors import (
@@ -47,7 +38,8 @@ from rnngrade.gradebook.executors import (
     grader_version,
     start_early,
 )
-from rnngrade.gradebook.export import lab_folder, mutant_names, write_exports
+from rnngrade.gradebook.export import lab_folder, write_exports
+from rnngrade.gradebook.messages import Graded, GraderFault, NotGraded, Outcome
 from rnngrade.gradebook.roster import (
     MissingPolicy,
     Roster,
@@ -58,11 +50,9 @@ from rnngrade.gradebook.roster import (
     zero_for_missing,
 )
 from rnngrade.gradebook.store import (
-    ERROR,
     FILENAME,
     GRADED,
     GRADER_ERROR,
-    LOAD_ERROR,
     RETRIED,
     Current,
     Gradebook,
@@ -72,7 +62,7 @@ from rnngrade.grading.devices import resolve_device
 from rnngrade.grading.rubric import Rubric, load_rubric
 from rnngrade.grading.scoring import grader_failed, not_graded
 from rnngrade.labs import Lab, get_lab
-from rnngrade.results.model import GradeResult, Status
+from rnngrade.results.model import EntryStatus, GradeResult, Status
 from rnngrade.results.render import write_reports
 from rnngrade.results.sanitize import Cleaned, clean, clean_name, clean_text
 
@@ -101,13 +91,11 @@ class BatchOptions:
     inprocess: bool = False
     timeout: float | None = DEFAULT_TIMEOUT
     budget: float | None = None  # seconds of student code per submission (None: the lab's)
-    course: Course | None = None  # due dates, late policy, scaling (None: none of that)
     only: list[str] | None = None  # regrade just these students (the others are left alone)
     drop_overrides: bool = False  # regraded students lose the staff's overrides
     roster: Roster | None = None  # None: the roster an earlier batch kept in ``out``, if any
     missing: MissingPolicy = zero_for_missing  # how a roster student without an entry counts
     outcome: bool = True  # False: tests graded by outcome are listed as not run (--no-outcome)
-    times_from: TimesFrom = TimesFrom.AUTO  # where submission times may come from
 
 
 @dataclass
@@ -134,7 +122,6 @@ class BatchReport:
     skipped: int = 0
     errors: int = 0
     grader_errors: int = 0  # students not graded because trusted code failed on them
-    course: CoursePass | None = None  # overrides kept, late penalties (see rnngrade.course)
     dropped_overrides: int = 0
     seconds: float = 0.0
     workers: int = 0
@@ -168,8 +155,10 @@ class ProgressHook:
     def stop(self) -> None: ...
 
 
-class _Lock:
-    """An exclusive lock on the output folder (the kernel releases it if we are killed)."""
+class BatchLock:
+    """An exclusive lock on a batch's output folder, held by whatever writes its gradebook or
+    exports (a batch, an override, a similarity link); the kernel releases it if we are
+    killed."""
 
     def __init__(self, out: Path) -> None:
         self.fd = os.open(out / ".rnngrade-batch.lock", os.O_RDWR | os.O_CREAT, 0o644)
@@ -193,15 +182,14 @@ def unchanged(current: Current | None, sha256: str, version: str, device: str,
             and current.isolation == isolation and current.status not in RETRIED)
 
 
-def note(result: GradeResult, mistakes: set[str]) -> str:
+def note(result: GradeResult) -> str:
     """A short line about a result for the final table: why it was not graded, or the known
     mistakes diagnosed in it, or how many tests lost points."""
     if result.status == Status.GRADER_ERROR:
         return "not graded: grader error (see its results.json); graded again next run"
     if result.error:
         return result.error.splitlines()[0][:160]
-    diagnoses = [d.name for t in result.tests for d in t.diagnosis]
-    known = [d for d in diagnoses if d in mistakes]
+    known = [d.name for t in result.tests for d in t.diagnosis if d.is_known_mistake]
     if known:
         return "diagnosed: " + ", ".join(dict.fromkeys(known))
     failing = [t for t in result.tests if t.outcome not in ("passed", "skipped")]
@@ -213,7 +201,7 @@ def _check(sources: list[Path], options: BatchOptions) -> tuple[Lab, Rubric, str
     for source in sources:
         if not source.is_dir():
             raise BatchError(f"{source} is not a folder of submissions")
-    rubric_path = lab.suite_dir() / "rubric.yaml"
+    rubric_path = lab.rubric_path()
     if not rubric_path.exists():
         raise BatchError(f"{lab.name} has no hidden suite yet ({rubric_path} is missing)")
     try:
@@ -238,116 +226,179 @@ def _isolation(options: BatchOptions) -> str:
     return isolation + ("" if options.outcome else NO_OUTCOME)
 
 
+@dataclass
+class BatchPlan:
+    """What a batch will do, checked before anything is locked or graded."""
+
+    sources: list[Path]
+    options: BatchOptions
+    lab: Lab
+    rubric: Rubric
+    device: str
+    entries: list[Entry]
+    isolation: str
+    version: str
+    spec: GradingSpec
+
+
+@dataclass
+class BatchRun:
+    """A batch under way: the locked output folder, its gradebook and the report so far.
+    ``warnings`` (about the submission times) go into the summary the run ends with."""
+
+    plan: BatchPlan
+    book: Gradebook
+    report: BatchReport
+    progress: ProgressHook
+    roster: Roster | None
+    started: float
+    run_id: int = 0
+    regraded: list[str] = field(default_factory=list)  # the students this run sent to grading
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def folder_of(self) -> Callable[[str], Path]:
+        """Where a student's reports go."""
+        return lambda student: self.report.out / "students" / student
+
+
 def run_batch(sources: list[Path], options: BatchOptions,
               progress: ProgressHook | None = None) -> BatchReport:
-    """Grade every entry of the folders ``sources`` into ``options.out`` (see the module doc).
-    Raises UnknownLabError or BatchError; problems of single submissions end up in the
-    gradebook."""
-    lab, rubric, device = _check(sources, options)
-    progress = progress or ProgressHook()
-    out = options.out
-    out.mkdir(parents=True, exist_ok=True)
-    entries = _entries(sources, out, options.only)
-    # a bad manifest, or entries without a time when lateness costs points, stop us here
-    timings = _timings(options, lab.name, entries, _manifests(options, sources))
-    isolation = _isolation(options)
-    mistakes = mutant_names(lab.name)
-    version = grader_version(lab.name)
-    spec = GradingSpec(lab.name, device, options.inprocess, options.budget, options.outcome)
-    if options.executor == "local":
-        start_early(spec)  # the workers' fork server and zygote, while the entries are read
+    """Grade every entry of the folders ``sources`` into ``options.out`` (see the module doc):
+    ``plan_batch``, then ``grade_batch`` inside ``open_batch``, which finishes the run (the
+    exports) however grading ends. Raises UnknownLabError or BatchError; problems of single
+    submissions end up in the gradebook."""
+    plan = plan_batch(sources, options)
+    with open_batch(plan, progress) as run:
+        grade_batch(run)
+    return run.report
 
-    roster = options.roster if options.roster is not None else saved_roster(out)
-    lock = _Lock(out)
-    folder = lab_folder(out, lab.name)
-    book = Gradebook(out / FILENAME)
-    started = time.perf_counter()
-    report = BatchReport(lab.name, folder, book.path, executor=options.executor)
-    run_id = 0
-    outcomes: Generator | None = None
+
+def plan_batch(sources: list[Path], options: BatchOptions) -> BatchPlan:
+    """Check the arguments and find the entries (BatchError when something is wrong)."""
+    lab, rubric, device = _check(sources, options)
+    options.out.mkdir(parents=True, exist_ok=True)
+    entries = _entries(sources, options.out, options.only)
+    spec = GradingSpec(lab.name, device, options.inprocess, options.budget, options.outcome)
+    return BatchPlan(sources, options, lab, rubric, device, entries, _isolation(options),
+                     grader_version(lab.name), spec)
+
+
+@contextmanager
+def open_batch(plan: BatchPlan, progress: ProgressHook | None = None) -> Iterator[BatchRun]:
+    """Lock the output folder and open its gradebook for ``plan``; on the way out, however the
+    body ends, record the run, write the exports and let go of the folder."""
+    options = plan.options
+    if options.executor == "local":
+        start_early(plan.spec)  # the workers' fork server and zygote, while the entries are read
+    roster = options.roster if options.roster is not None else saved_roster(options.out)
+    lock = BatchLock(options.out)
+    book = Gradebook(options.out / FILENAME)
+    run = BatchRun(plan, book, BatchReport(plan.lab.name, lab_folder(options.out, plan.lab.name),
+                                           book.path, executor=options.executor),
+                   progress or ProgressHook(), roster, time.perf_counter())
     try:
         if options.roster is not None:
-            save_roster(options.roster, out)
-        current = book.current(lab.name)
-        todo: list[tuple[Entry, str]] = []  # entry, read error ("" if readable)
-        for entry in entries:
-            try:
-                sha, error = read_entry(entry).sha256, ""
-            except EntryError as exc:
-                sha, error = "", str(exc)
-            known = current.get(entry.student)
-            if options.regrade or options.only or not sha or not unchanged(
-                    known, sha, version, device, isolation):
-                todo.append((entry, error))
-                continue
-            assert known is not None
-            result = book.load_result(known.result_id)
-            reports = folder / "students" / entry.student
-            failed = ""
-            if not all((reports / name).exists() for name in REPORTS):
-                # killed between commit and reports; what the file gives back is cleaned again
-                failed = _write_reports(result, reports)
-            report.skipped += 1
-            report.rows.append(Row(entry.student, known.status, result.score, result.max_score,
-                                   result.execution_time, failed or note(result, mistakes),
-                                   skipped=True))
-        readable = sum(1 for _, error in todo if not error)
-        report.workers = max(1, min(options.jobs or default_workers(), readable or 1))
-        executor: LocalPool | DaskExecutor
-        if options.executor == "dask":
-            executor = DaskExecutor(spec, options.scheduler or "", expected_version=version)
-        else:
-            executor = LocalPool(spec, report.workers, timeout=options.timeout)
-        run_id = book.start_run(lab.name, version, device, isolation, options.executor,
-                                report.workers, ", ".join(str(s) for s in sources))
-        progress.start(len(todo), report.skipped)
-        report.status = "interrupted"
-        outcomes = _grade_all(todo, executor)
-        for entry, payload, outcome in outcomes:
-            item, cleaned = _recorded(entry, payload, outcome, lab, rubric, device)
-            failed = _write_reports(cleaned, folder / "students" / entry.student)
-            if failed:  # a grader fault: not graded, retried by the next run; the batch goes on
-                item, cleaned = _recorded(entry, payload, {"status": GRADER_ERROR,
-                                                           "detail": failed,
-                                                           "worker": item.worker},
-                                          lab, rubric, device)
-                _write_reports(cleaned, folder / "students" / entry.student)
-            book.record(run_id, item, version, isolation)
-            report.graded += 1
-            report.errors += item.status != GRADED
-            report.grader_errors += item.status == GRADER_ERROR
-            report.rows.append(Row(entry.student, item.status, item.result.score,
-                                   item.result.max_score, item.result.execution_time,
-                                   note(item.result, mistakes)))
-            report.last_result = time.perf_counter()
-            report.first_result = report.first_result or report.last_result
-            progress.advance(entry.student, item.status)
-        if isinstance(executor, DaskExecutor):
-            report.workers = executor.workers
-        report.dropped_overrides = book.drop_overrides(
-            lab.name, [entry.student for entry, _ in todo] if options.drop_overrides else [])
-        report.course = finish_course(book, lab.name, out, options.course, timings)
-        report.status = "finished"
+            save_roster(options.roster, options.out)
+        yield run
+        run.report.status = "finished"
     except GraderBroken as exc:
-        report.status = "failed"
+        run.report.status = "failed"
         raise GraderFailure(str(exc)) from exc
     finally:
-        if outcomes is not None:
-            outcomes.close()  # stops the workers now, even on an exception
-        report.seconds = time.perf_counter() - started
-        progress.stop()
         try:
-            if run_id:
-                book.finish_run(run_id, report.status, report.graded, report.skipped,
-                                report.errors, report.seconds, report.workers)
-            report.files = write_exports(book, lab.name, out, roster, options.missing)
-            if roster is not None:
-                _roster_report(report, roster, list(book.current(lab.name)))
+            _finish(run)
         finally:
             book.close()
             lock.release()
-    report.rows.sort(key=lambda r: r.student)
-    return report
+    run.report.rows.sort(key=lambda r: r.student)
+
+
+def grade_batch(run: BatchRun) -> None:
+    """Grade what changed since the last run, record each result as it arrives and drop the
+    overrides of the regraded students when asked."""
+    plan, book, report = run.plan, run.book, run.report
+    options, lab = plan.options, plan.lab
+    current = book.current(lab.name)
+    todo: list[tuple[Entry, str]] = []  # entry, read error ("" if readable)
+    for entry in plan.entries:
+        try:
+            sha, error = read_entry(entry).sha256, ""
+        except EntryError as exc:
+            sha, error = "", str(exc)
+        known = current.get(entry.student)
+        if options.regrade or options.only or not sha or not unchanged(
+                known, sha, plan.version, plan.device, plan.isolation):
+            todo.append((entry, error))
+            continue
+        assert known is not None
+        result = book.load_result(known.result_id)
+        reports = run.folder_of(entry.student)
+        failed = ""
+        if not all((reports / name).exists() for name in REPORTS):
+            # killed between commit and reports; what the file gives back is cleaned again
+            failed = _write_reports(result, reports)
+        report.skipped += 1
+        report.rows.append(Row(entry.student, known.status, result.score, result.max_score,
+                               result.execution_time, failed or note(result), skipped=True))
+    readable = sum(1 for _, error in todo if not error)
+    report.workers = max(1, min(options.jobs or default_workers(), readable or 1))
+    executor: LocalPool | DaskExecutor
+    if options.executor == "dask":
+        executor = DaskExecutor(plan.spec, options.scheduler or "", expected_version=plan.version)
+    else:
+        executor = LocalPool(plan.spec, report.workers, timeout=options.timeout)
+    run.run_id = book.start_run(lab.name, plan.version, plan.device, plan.isolation,
+                                options.executor, report.workers,
+                                ", ".join(str(s) for s in plan.sources))
+    run.progress.start(len(todo), report.skipped)
+    report.status = "interrupted"
+    outcomes = _grade_all(todo, executor)
+    try:
+        for entry, payload, outcome in outcomes:
+            _record(run, entry, payload, outcome)
+    finally:
+        outcomes.close()  # stops the workers now, even on an exception
+    if isinstance(executor, DaskExecutor):
+        report.workers = executor.workers
+    run.regraded = [entry.student for entry, _ in todo]
+    report.dropped_overrides = book.drop_overrides(
+        lab.name, run.regraded if options.drop_overrides else [])
+
+
+def _record(run: BatchRun, entry: Entry, payload: Payload | None, outcome: Outcome) -> None:
+    """Write one student's reports and commit the result; a fault while writing the reports is
+    the grader's: recorded as not graded (the next run retries it), and the batch goes on."""
+    plan, report = run.plan, run.report
+    item, cleaned = _recorded(entry, payload, outcome, plan.lab, plan.rubric, plan.device)
+    failed = _write_reports(cleaned, run.folder_of(entry.student))
+    if failed:
+        item, cleaned = _recorded(entry, payload, GraderFault(failed, item.worker),
+                                  plan.lab, plan.rubric, plan.device)
+        _write_reports(cleaned, run.folder_of(entry.student))
+    run.book.record(run.run_id, item, plan.version, plan.isolation)
+    report.graded += 1
+    report.errors += item.status != GRADED
+    report.grader_errors += item.status == GRADER_ERROR
+    report.rows.append(Row(entry.student, item.status, item.result.score, item.result.max_score,
+                           item.result.execution_time, note(item.result)))
+    report.last_result = time.perf_counter()
+    report.first_result = report.first_result or report.last_result
+    run.progress.advance(entry.student, item.status)
+
+
+def _finish(run: BatchRun) -> None:
+    """Record how the run ended, then write the lab's exports and compare with the roster."""
+    report, plan = run.report, run.plan
+    report.seconds = time.perf_counter() - run.started
+    run.progress.stop()
+    if run.run_id:
+        run.book.finish_run(run.run_id, report.status, report.graded, report.skipped,
+                            report.errors, report.seconds, report.workers)
+    report.files = write_exports(run.book, plan.lab.name, plan.options.out, run.roster,
+                                 plan.options.missing, run.warnings)
+    if run.roster is not None:
+        _roster_report(report, run.roster, list(run.book.current(plan.lab.name)))
 
 
 def _entries(sources: list[Path], out: Path, only: list[str] | None) -> list[Entry]:
@@ -367,47 +418,6 @@ def _entries(sources: list[Path], out: Path, only: list[str] | None) -> list[Ent
     return [by_id[name] for name in dict.fromkeys(only)]
 
 
-def _manifests(options: BatchOptions, sources: list[Path]) -> dict[Path, dict]:
-    """Each submissions folder's manifest of submission times (read only with a course file,
-    when ``--times-from`` allows it)."""
-    if options.course is None or TimeSource.MANIFEST not in options.times_from.sources:
-        return {}
-    return {source: read_manifest(source) for source in sources}
-
-
-def _timings(options: BatchOptions, lab: str, entries: list[Entry],
-             manifests: dict[Path, dict]) -> dict[str, Timing]:
-    """Each entry's submission time (with a course file); refused when some have none and
-    the lab's late policy could cost them points."""
-    course = options.course
-    if course is None:
-        return {}
-    timings = {entry.student: find_time(entry.path, entry.student,
-                                        manifests.get(entry.path.parent, {}),
-                                        options.times_from) for entry in entries}
-    refusal = untimed_refusal(course.plan(lab), course.zone, timings, options.times_from)
-    if refusal:
-        raise BatchError(refusal)
-    return timings
-
-
-def finish_course(book: Gradebook, lab: str, out: Path, course: Course | None,
-                  timings: dict[str, Timing]) -> CoursePass:
-    """Apply the course file and the overrides to every current result of ``lab`` (the
-    students of ``timings`` at those times, the others at their recorded ones), then write the
-    hand-back folder (see ``rnngrade.course``)."""
-    from rnngrade.course.apply import apply_course
-    from rnngrade.course.handback import FOLDER, write_handback
-
-    folder = lab_folder(out, lab)
-    times = {student: timing.time for student, timing in timings.items()}
-    done = apply_course(book, lab, lambda student: folder / "students" / student, course, times)
-    done.time_notes = [f"{clean_name(student, 60)}: {timing.note}"
-                       for student, timing in sorted(timings.items()) if timing.note]
-    write_handback(book, lab, lambda student: folder / "students" / student, folder / FOLDER)
-    return done
-
-
 def _roster_report(report: BatchReport, roster: Roster, graded: list[str]) -> None:
     """Who the roster expects and did not get, and who it does not list."""
     present = {match_key(student) for student in graded}
@@ -417,7 +427,7 @@ def _roster_report(report: BatchReport, roster: Roster, graded: list[str]) -> No
 
 
 def _grade_all(todo: list[tuple[Entry, str]], executor: LocalPool | DaskExecutor
-               ) -> Generator[tuple[Entry, Payload | None, dict], None, None]:
+               ) -> Generator[tuple[Entry, Payload | None, Outcome], None, None]:
     """Outcomes for every entry: unreadable ones at once, the others from the executor."""
     sent: dict[str, tuple[Entry, Payload]] = {}
     unreadable: list[tuple[Entry, str]] = [(e, error) for e, error in todo if error]
@@ -433,10 +443,10 @@ def _grade_all(todo: list[tuple[Entry, str]], executor: LocalPool | DaskExecutor
             sent[entry.student] = (entry, payload)
             yield entry.student, payload.to_wire()
 
-    def flush() -> Iterator[tuple[Entry, Payload | None, dict]]:
+    def flush() -> Iterator[tuple[Entry, Payload | None, Outcome]]:
         while unreadable:
             entry, error = unreadable.pop(0)
-            yield entry, None, {"status": LOAD_ERROR, "error": error}
+            yield entry, None, NotGraded(EntryStatus.LOAD_ERROR, error)
 
     yield from flush()
     if readable:
@@ -462,26 +472,27 @@ def _write_reports(result: GradeResult | Cleaned, folder: Path) -> str:
     return ""
 
 
-def _recorded(entry: Entry, payload: Payload | None, outcome: dict, lab: Lab, rubric: Rubric,
-              device: str) -> tuple[Recorded, Cleaned]:
+def _recorded(entry: Entry, payload: Payload | None, outcome: Outcome, lab: Lab,
+              rubric: Rubric, device: str) -> tuple[Recorded, Cleaned]:
     """The gradebook record of one outcome (a GradeResult even when nothing could be graded),
     and its result marked as cleaned, for the reports."""
     sha = payload.sha256 if payload is not None else ""
     size = payload.size if payload is not None else 0
-    if "result" in outcome:
-        result = GradeResult.from_dict(outcome["result"])
-        status = {Status.GRADED: GRADED, Status.LOAD_ERROR: LOAD_ERROR,
-                  Status.GRADER_ERROR: GRADER_ERROR}[result.status]
-    elif outcome.get("status") == GRADER_ERROR:
-        status = GRADER_ERROR
-        result = grader_failed(lab, rubric, entry.path.name, device, outcome.get("detail", ""))
-    else:
-        status = outcome.get("status", ERROR)
-        message = ("not graded: the submission could not be loaded" if status == LOAD_ERROR
+    status: EntryStatus
+    if isinstance(outcome, Graded):
+        result = GradeResult.from_dict(outcome.result)
+        status = EntryStatus(result.status.value)
+    elif isinstance(outcome, NotGraded):
+        status = outcome.status
+        message = ("not graded: the submission could not be loaded"
+                   if status == EntryStatus.LOAD_ERROR
                    else "not graded: the grader could not finish this submission")
-        result = not_graded(lab, rubric, entry.path.name, device, outcome["error"],
-                            message=message)
+        result = not_graded(lab, rubric, entry.path.name, device, outcome.error, message=message)
+    else:  # a grader fault (a Fatal outcome stops the batch before it is recorded)
+        status = EntryStatus.GRADER_ERROR
+        detail = outcome.detail if isinstance(outcome, GraderFault) else outcome.message
+        result = grader_failed(lab, rubric, entry.path.name, device, detail)
     # the storage boundary: everything the submission controls is cleaned and bounded here, once
     cleaned = clean(result)
     return Recorded(entry.student, clean_name(entry.path.name), entry.kind, sha, size, status,
-                    cleaned.result, outcome.get("worker", "")), cleaned
+                    cleaned.result, outcome.worker), cleaned

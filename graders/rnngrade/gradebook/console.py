@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -21,14 +22,13 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from rnngrade.course.apply import CoursePass
 from rnngrade.gradebook.batch import BatchReport, ProgressHook, Row
 from rnngrade.gradebook.store import ERROR, GRADED, GRADER_ERROR, LOAD_ERROR, TIMEOUT
 from rnngrade.harness.formatting import format_points
 from rnngrade.results.escape import terminal_text
 from rnngrade.results.sanitize import clean_name
 
-STATUS_STYLE = {GRADED: "green", "load_error": "yellow", "error": "red", "timeout": "red"}
+STATUS_STYLE: dict[str, str] = {GRADED: "green", LOAD_ERROR: "yellow", ERROR: "red", TIMEOUT: "red"}
 
 
 class RateColumn(ProgressColumn):
@@ -87,20 +87,16 @@ class Final:
         return 100.0 * self.score / self.possible if self.possible else 0.0
 
 
-def final_numbers(row: Row, course: CoursePass | None) -> Final:
+def final_numbers(row: Row, finals: Mapping[str, Final]) -> Final:
     """``row``'s final score, the grader's and the late penalty, in the course's points (the
     course pass's numbers; the grader's own when it changed nothing for the student)."""
-    numbers = course.adjusted.get(row.student) if course is not None else None
-    if numbers is None:
-        return Final(row.score, row.max_score, row.score, 0.0, 0)
-    return Final(numbers.final_points, numbers.points_possible,
-                 numbers.in_course(numbers.raw_score), numbers.in_course(numbers.penalty),
-                 len(numbers.overrides))
+    return finals.get(row.student) or Final(row.score, row.max_score, row.score, 0.0, 0)
 
 
-def print_report(console: Console, report: BatchReport, max_rows: int = 40) -> None:
-    """The final table of results (final scores, in the course's points) and where the
-    exports are."""
+def print_report(console: Console, report: BatchReport, finals: Mapping[str, Final] | None = None,
+                 max_rows: int = 40) -> None:
+    """The final table of results (final scores, in the course's points: ``finals``, the course
+    pass's numbers by student) and where the exports are."""
     table = Table(title=f"{report.lab}: {len(report.rows)} student(s), scores in course points",
                   title_justify="left", header_style="bold", show_lines=False)
     table.add_column("student", overflow="fold")
@@ -112,11 +108,11 @@ def print_report(console: Console, report: BatchReport, max_rows: int = 40) -> N
     table.add_column("overrides", justify="right")
     table.add_column("s", justify="right")
     table.add_column("notes", overflow="fold", max_width=60)
-    finals = {row.student: final_numbers(row, report.course) for row in report.rows}
+    shown = {row.student: final_numbers(row, finals or {}) for row in report.rows}
     rows = report.rows if len(report.rows) <= max_rows else \
-        sorted(report.rows, key=lambda r: (r.status == GRADED, finals[r.student].score))[:max_rows]
+        sorted(report.rows, key=lambda r: (r.status == GRADED, shown[r.student].score))[:max_rows]
     for row in sorted(rows, key=lambda r: r.student):
-        final = finals[row.student]
+        final = shown[row.student]
         status = Text(row.status + (" (kept)" if row.skipped else ""),
                       style=STATUS_STYLE.get(row.status, ""))
         # Text, never a str: rich would read markup in a student's name or message

@@ -4,10 +4,9 @@ Both run the same function, ``grade_payload``, in long-lived processes that keep
 per lab (the hidden suite collected once, expected values memoised), and both only *return*
 results: the coordinator alone writes the gradebook and the reports.
 
-An outcome is plain data: ``{"result": GradeResult dict, "worker": ..., "seconds": ...}`` when the
-submission was graded (whatever its score), ``{"error": message, "status": "error"|"timeout"}``
-when the grader could not finish it, or ``{"fatal": message}`` when the grader itself is broken
-(a bad suite or rubric, a different grader version on a Dask worker): the batch then stops.
+What a grading process returns for a submission is an outcome (``messages``: graded, not
+graded, a grader fault, or fatal when the grader itself is broken: a bad suite or rubric, a
+different grader version on a Dask worker; the batch then stops).
 """
 
 from __future__ import annotations
@@ -27,7 +26,20 @@ from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from rnngrade.errors import GraderError, RnngradeError
+from rnngrade.errors import RnngradeError
+from rnngrade.gradebook.messages import (
+    Done,
+    Fatal,
+    Graded,
+    GraderBroken,
+    GraderFault,
+    NotGraded,
+    Outcome,
+    Ready,
+    decode,
+    decode_outcome,
+)
+from rnngrade.results.model import EntryStatus
 from rnngrade.sandbox.isolation import THREAD_VARIABLES
 
 Task = tuple[str, dict]  # (key, Payload.to_wire())
@@ -45,10 +57,6 @@ class GradingSpec:
 
     def to_wire(self) -> dict:
         return asdict(self)
-
-
-class GraderBroken(GraderError):
-    """The grader cannot grade anything (reported by a worker as a 'fatal' outcome)."""
 
 
 def grader_version(lab_name: str) -> str:
@@ -76,7 +84,7 @@ def single_threaded() -> None:
             torch.set_num_threads(1)
 
 
-def grade_payload(spec: dict, payload: dict) -> dict:
+def grade_payload(spec: dict, payload: dict) -> Outcome:
     """Grade one shipped entry with this process's long-lived grader (runs on a worker)."""
     from rnngrade.gradebook.entries import EntryError, Payload, Workspace
     from rnngrade.grading.engine import shared_grader
@@ -89,20 +97,18 @@ def grade_payload(spec: dict, payload: dict) -> dict:
                                    inprocess=spec["inprocess"],
                                    outcome=spec.get("outcome", True))
         except RnngradeError as exc:  # a broken grader or a spec this worker cannot serve
-            return {"fatal": f"{type(exc).__name__}: {exc}", "worker": worker}
+            return Fatal(f"{type(exc).__name__}: {exc}", worker)
         try:
             entry = Payload.from_wire(payload)
             with Workspace(entry) as path:
                 result = grader.grade(path, budget=spec.get("budget"))
             result.notes[:0] = entry.notes  # what reading the entry left out
         except EntryError as exc:
-            return {"error": str(exc), "status": "error", "worker": worker}
+            return NotGraded(EntryStatus.ERROR, str(exc), worker)
         except Exception as exc:  # noqa: BLE001 - one broken submission never stops a batch
-            return {"error": GraderError.STUDENT_MESSAGE, "status": "grader_error",
-                    "worker": worker, "detail": "".join(traceback.format_exception(exc))[-8000:]}
-    return {"result": result.to_dict(), "worker": worker, "grader_version": result.grader_version,
-            "seconds": round(time.perf_counter() - started, 4),
-            "cpu_seconds": round(time.process_time() - cpu, 4)}
+            return GraderFault("".join(traceback.format_exception(exc))[-8000:], worker)
+    return Graded(result.to_dict(), worker, result.grader_version,
+                  round(time.perf_counter() - started, 4), round(time.process_time() - cpu, 4))
 
 
 def _worker_main(conn: Connection, spec: dict,
@@ -122,10 +128,10 @@ def _worker_main(conn: Connection, spec: dict,
         shared_grader(spec["lab"], device=spec["device"], inprocess=spec["inprocess"],
                       outcome=spec.get("outcome", True))
     except RnngradeError as exc:
-        conn.send(("fatal", f"{type(exc).__name__}: {exc}"))
+        conn.send(Fatal(f"{type(exc).__name__}: {exc}"))
         return
     gc.freeze()  # torch, pytest and the collected suite live as long as the process
-    conn.send(("ready", os.getpid()))
+    conn.send(Ready(os.getpid()))
     while True:
         try:
             message = conn.recv()
@@ -134,7 +140,7 @@ def _worker_main(conn: Connection, spec: dict,
         if message is None:
             return
         key, payload = message
-        conn.send(("done", key, grade_payload(spec, payload)))
+        conn.send(Done(key, grade_payload(spec, payload)))
 
 
 # ---------------------------------------------------------------------- the local pool
@@ -275,7 +281,7 @@ class LocalPool:
         self._failed_starts = 0
         self._zygote: Any = _coordinator_zygote(self.spec, start=True)  # None until run()
 
-    def run(self, tasks: Iterable[Task]) -> Generator[tuple[str, dict], None, None]:
+    def run(self, tasks: Iterable[Task]) -> Generator[tuple[str, Outcome], None, None]:
         """Grade ``tasks`` (pulled lazily); yield ``(key, outcome)`` as they finish."""
         pending = iter(tasks)
         exhausted = False
@@ -298,7 +304,7 @@ class LocalPool:
         finally:
             self.close()
 
-    def _wait(self) -> Generator[tuple[str, dict], None, None]:
+    def _wait(self) -> Generator[tuple[str, Outcome], None, None]:
         waitables: list[Any] = []
         for slot in self._slots:
             waitables += [slot.conn, slot.process.sentinel]
@@ -311,16 +317,16 @@ class LocalPool:
                 except (EOFError, OSError):
                     message = None
             if message is not None:
-                if message[0] == "ready":
+                received = decode(message)
+                if isinstance(received, Ready):
                     slot.ready, slot.since, self._failed_starts = True, time.monotonic(), 0
-                elif message[0] == "fatal":
-                    raise GraderBroken(message[1])
+                elif isinstance(received, Fatal):
+                    raise GraderBroken(received.message)
                 else:
-                    _, key, outcome = message
                     slot.task = None
-                    if "fatal" in outcome:
-                        raise GraderBroken(outcome["fatal"])
-                    yield key, outcome
+                    if isinstance(received.outcome, Fatal):
+                        raise GraderBroken(received.outcome.message)
+                    yield received.key, received.outcome
                 continue
             elapsed = time.monotonic() - slot.since
             dead = slot.process.sentinel in ready or not slot.process.is_alive()
@@ -340,13 +346,13 @@ class LocalPool:
             if task is None:
                 continue
             if late:
-                yield task[0], {"status": "timeout", "error": (
+                yield task[0], NotGraded(EntryStatus.TIMEOUT, (
                     f"grading this submission took longer than {self.timeout:g} s; it was "
-                    "stopped")}
+                    "stopped"))
             else:
-                yield task[0], {"status": "error", "error": (
+                yield task[0], NotGraded(EntryStatus.ERROR, (
                     "the grading process died while grading this submission "
-                    f"({_describe_exit(slot.process.exitcode)})")}
+                    f"({_describe_exit(slot.process.exitcode)})"))
 
     def close(self) -> None:
         """Stop every worker: idle ones are asked to exit, busy ones (an interrupted batch)
@@ -399,7 +405,7 @@ class DaskExecutor:
         self.expected_version = expected_version
         self.workers = 0
 
-    def run(self, tasks: Iterable[Task]) -> Generator[tuple[str, dict], None, None]:
+    def run(self, tasks: Iterable[Task]) -> Generator[tuple[str, Outcome], None, None]:
         try:
             from distributed import Client, as_completed
         except ImportError as exc:
@@ -433,17 +439,20 @@ class DaskExecutor:
                     break
             for future in running:
                 key = keys.pop(future.key)
+                outcome: Outcome
                 try:
-                    outcome = future.result()
+                    outcome = decode_outcome(future.result())
+                except GraderBroken:
+                    raise
                 except Exception as exc:  # noqa: BLE001 - a lost worker, a serialisation error
-                    outcome = {"status": "error",
-                               "error": f"the Dask task failed: {type(exc).__name__}: {exc}"}
+                    outcome = NotGraded(EntryStatus.ERROR,
+                                        f"the Dask task failed: {type(exc).__name__}: {exc}")
                 future.release()
-                if "fatal" in outcome:
-                    raise GraderBroken(f"{outcome['fatal']} (on {outcome.get('worker', '?')})")
-                version = outcome.get("grader_version")
+                if isinstance(outcome, Fatal):
+                    raise GraderBroken(f"{outcome.message} (on {outcome.worker or '?'})")
+                version = outcome.grader_version if isinstance(outcome, Graded) else ""
                 if self.expected_version and version and version != self.expected_version:
-                    raise GraderBroken(f"Dask worker {outcome.get('worker')} runs grader "
+                    raise GraderBroken(f"Dask worker {outcome.worker} runs grader "
                                        f"{version}, this coordinator {self.expected_version}")
                 yield key, outcome
                 submit()

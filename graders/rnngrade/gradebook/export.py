@@ -28,12 +28,12 @@ import re
 import sqlite3
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rnngrade.course.adjust import in_course_points
-from rnngrade.course.roster_table import RosterRow, roster_rows
-from rnngrade.diagnosis.mutants import load_mutant_table
+from rnngrade.files import write_atomic
+from rnngrade.gradebook.points import in_course_points
 from rnngrade.gradebook.roster import (
     MissingMark,
     MissingPolicy,
@@ -42,12 +42,13 @@ from rnngrade.gradebook.roster import (
     match_key,
     zero_for_missing,
 )
+from rnngrade.gradebook.roster_table import GradeRow, RosterRow, roster_rows
 from rnngrade.gradebook.store import ERROR, GRADED, GRADER_ERROR, LOAD_ERROR, TIMEOUT, Gradebook
 from rnngrade.grading.rubric import load_rubric
 from rnngrade.harness.formatting import format_points
 from rnngrade.labs import get_lab
 from rnngrade.results.escape import csv_cell
-from rnngrade.results.model import Diagnosis
+from rnngrade.results.model import Diagnosis, FailureKind
 from rnngrade.results.render import render
 from rnngrade.results.sanitize import clean_name, clean_text
 
@@ -57,19 +58,11 @@ CSV_COLUMNS = ("student_id", "lab", "score", "max_score", "percent", "graded_at"
                # every number in the course's points, but the last two: the lab rubric's
                "raw_score", "late_days", "penalty", "overrides", "status",
                "raw_rubric_score", "rubric_max_score")
-STATUS_TEXT = {LOAD_ERROR: "could not be loaded", ERROR: "grader error", TIMEOUT: "timed out",
-               GRADED: "graded", GRADER_ERROR: "not graded: grader error (graded again next run)"}
+STATUS_TEXT: dict[str, str] = {
+    LOAD_ERROR: "could not be loaded", ERROR: "grader error", TIMEOUT: "timed out",
+    GRADED: "graded", GRADER_ERROR: "not graded: grader error (graded again next run)"}
 COURSE_CSV = "grades.csv"
 MISSING = "missing"  # a roster student without a submission (zero_for_missing's status)
-
-
-def write_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file renamed over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
 
 
 def lab_folder(out: Path, lab: str) -> Path:
@@ -77,46 +70,10 @@ def lab_folder(out: Path, lab: str) -> Path:
     return out / lab
 
 
-@dataclass
-class GradeRow:
-    """One student's line for one lab, as every export shows it.
-
-    score: ``None`` when there is no score to give (the grader failed on the submission, or
-    the student is excused); percent likewise. score is the final one (see ``rnngrade.course``:
-    the late penalty and the staff's overrides applied), ``raw_score`` what the grader gave and
-    ``penalty`` what lateness cost, all three in the course's points (``max_score``: what the
-    lab counts, the rubric's points when no course file scales it); ``raw_rubric_score`` is
-    what the grader gave in the lab rubric's points (``rubric_max_score``)."""
-
-    student: str
-    lab: str
-    status: str
-    score: float | None
-    max_score: float
-    graded_at: str = ""
-    sha256: str = ""
-    roster: Student | None = None
-    in_roster: bool | None = None  # None: no roster was given
-    note: str = ""
-    submitted: bool = True  # False: a roster student with no entry for this lab
-    raw_score: float | None = None
-    late_days: int = 0
-    penalty: float = 0.0  # points taken off for lateness
-    overrides: int = 0  # the staff's overrides in force
-    raw_rubric_score: float | None = None
-    rubric_max_score: float = 0.0
-
-    @property
-    def percent(self) -> float | None:
-        if self.score is None:
-            return None
-        return 100.0 * self.score / self.max_score if self.max_score else 0.0
-
-
 def lab_points(lab: str, rows: list[GradeRow] | None = None) -> float:
     """A lab's maximum score: its rubric's points (else the most any result shows)."""
     try:
-        return load_rubric(get_lab(lab).suite_dir() / "rubric.yaml").max_points
+        return load_rubric(get_lab(lab).rubric_path()).max_points
     except Exception:  # noqa: BLE001 - no rubric to read: fall back on the results
         return max((r.max_score for r in rows or []), default=0.0)
 
@@ -346,27 +303,22 @@ def _topic(title: str) -> str:
     return re.split(r":|\(| against ", title, maxsplit=1)[0].strip() or title
 
 
-def mutant_names(lab_name: str) -> set[str]:
-    """The names of the lab's known mistakes (its mutants)."""
-    path = get_lab(lab_name).suite_dir() / "mutants.py"
-    return {m.name for m in load_mutant_table(path)} if path.exists() else set()
-
-
-def split_diagnosis(stored: object, mistakes: set[str]) -> tuple[str, str, str]:
+def split_diagnosis(stored: object) -> tuple[str, str, str]:
     """(kind, name, description) of a stored diagnosis: one that names a known mistake, or a
     pattern (``a: your result is all zeros``, a structural localisation)."""
     diagnosis = Diagnosis.from_data(stored)
-    if diagnosis.name in mistakes:
+    if diagnosis.is_known_mistake:
         return "mistake", diagnosis.name, diagnosis.text
     return "pattern", "", diagnosis.text
 
 
 def summarise(book: Gradebook, lab_name: str, slowest: int = 8, roster: Roster | None = None,
-              missing: MissingPolicy = zero_for_missing) -> Summary:
+              missing: MissingPolicy = zero_for_missing,
+              warnings: Sequence[str] = ()) -> Summary:
     """Everything summary.html shows, from the current results of ``lab_name`` (and the roster:
-    its students without a submission, the entries it does not list)."""
+    its students without a submission, the entries it does not list); ``warnings``: what looks
+    wrong with the lab's submission times (the course pass says)."""
     lab = get_lab(lab_name)
-    mistakes = mutant_names(lab_name)
     rows = book.current_rows(lab_name)
     graded = [r for r in rows if r["status"] == GRADED]
     everyone = grade_rows(book, lab_name, roster, missing)
@@ -388,9 +340,7 @@ def summarise(book: Gradebook, lab_name: str, slowest: int = 8, roster: Roster |
     summary.missing = [{"student": clean_name(r.student), "status": r.status,
                         "note": clean_name(r.note)} for r in everyone if not r.submitted]
     summary.not_in_roster = [clean_name(r.student) for r in everyone if r.in_roster is False]
-    from rnngrade.course.apply import time_warnings
-
-    summary.warnings = time_warnings(book, lab_name)
+    summary.warnings = list(warnings)
     summary.errors = [{"student": clean_name(r["student_id"]),
                        "entry": clean_name(r["entry_name"]),
                        "status": STATUS_TEXT.get(r["status"], r["status"]),
@@ -422,12 +372,12 @@ def summarise(book: Gradebook, lab_name: str, slowest: int = 8, roster: Roster |
         else:
             stat.failed += 1
         for diagnosis in json.loads(t["diagnosis"]):
-            key = split_diagnosis(diagnosis, mistakes)
+            key = split_diagnosis(diagnosis)
             diagnosed[key].add(t["student_id"])
             diagnosis_tests[key][_topic(t["title"])] += 1
             if t["hint"] and key[0] == "mistake":
                 hints.setdefault(key, t["hint"])
-        if "timeout" in json.loads(t["failure_kinds"]):
+        if FailureKind.TIMEOUT in json.loads(t["failure_kinds"]):
             timeouts[t["student_id"]][_topic(t["title"])] += 1
     summary.tests = list(tests.values())
     stats = [DiagnosisStat(*key, len(students),
@@ -454,12 +404,14 @@ def render_summary(summary: Summary) -> str:
 
 
 def write_exports(book: Gradebook, lab: str, out: Path, roster: Roster | None = None,
-                  missing: MissingPolicy = zero_for_missing) -> dict[str, Path]:
+                  missing: MissingPolicy = zero_for_missing,
+                  warnings: Sequence[str] = ()) -> dict[str, Path]:
     """Write ``lab``'s ``grades.csv`` and ``summary.html`` into ``out/lab/`` and rebuild the
     course-wide ``out/grades.csv`` from the gradebook (every file atomically). The summary
-    links the similarity report when ``out/lab/similarity/index.html`` exists."""
+    links the similarity report when ``out/lab/similarity/index.html`` exists, and shows
+    ``warnings`` about the submission times."""
     folder = lab_folder(out, lab)
-    summary = summarise(book, lab, roster=roster, missing=missing)
+    summary = summarise(book, lab, roster=roster, missing=missing, warnings=warnings)
     if (folder / SIMILARITY_PAGE).is_file():
         summary.similarity = SIMILARITY_PAGE
     return {

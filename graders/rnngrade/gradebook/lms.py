@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnngrade.errors import UsageError
-from rnngrade.gradebook.export import GradeRow, course_rows, graded_labs, lab_points, write_atomic
+from rnngrade.files import write_atomic
+from rnngrade.gradebook.export import GradeRow, course_rows, graded_labs, lab_points
 from rnngrade.gradebook.roster import (
     MissingPolicy,
     Roster,

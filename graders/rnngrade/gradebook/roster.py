@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from rnngrade.errors import UsageError
+from rnngrade.files import write_atomic
 from rnngrade.results.sanitize import clean_name
 
 SAVED = "roster.json"  # the copy batch keeps in its output folder
@@ -171,11 +172,7 @@ def load_roster(path: Path) -> Roster:
 
 def save_roster(roster: Roster, out: Path) -> Path:
     """Keep a copy of ``roster`` in the output folder ``out`` (written atomically)."""
-    path = out / SAVED
-    tmp = out / f".{SAVED}.tmp"
-    tmp.write_text(roster.to_json(), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_atomic(out / SAVED, roster.to_json())
 
 
 def saved_roster(out: Path) -> Roster | None:

@@ -23,17 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rnngrade.results.model import GradeResult, Status
+from rnngrade.results.model import EntryStatus, GradeResult
 
 SCHEMA_VERSION = 2  # 2 added overrides and adjustments (created in place on an older book)
 FILENAME = "gradebook.sqlite"
 
-# Statuses of a result: graded; load_error (the submission could not be loaded: an empty folder,
-# a corrupt zip, a file of another type); error (the grader could not finish it: its process
-# died); timeout (the whole submission ran past the batch's limit); grader_error (trusted code
-# failed on it: not graded, no score, graded again by the next run).
-GRADED, LOAD_ERROR, ERROR, TIMEOUT = "graded", "load_error", "error", "timeout"
-GRADER_ERROR = Status.GRADER_ERROR.value
+# The statuses of a result (see EntryStatus), by their short names.
+GRADED, LOAD_ERROR, ERROR = EntryStatus.GRADED, EntryStatus.LOAD_ERROR, EntryStatus.ERROR
+TIMEOUT, GRADER_ERROR = EntryStatus.TIMEOUT, EntryStatus.GRADER_ERROR
 RETRIED = frozenset({ERROR, GRADER_ERROR})  # a later run grades these again even if unchanged
 
 SCHEMA = """

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnngrade.errors import UsageError
+from rnngrade.files import atomic_path
 from rnngrade.gradescope.scripts import COURSE_DIR, run_script, setup_script
 from rnngrade.grading.rubric import load_rubric
 from rnngrade.labs import Lab, get_lab
@@ -72,7 +73,7 @@ def build_bundle(lab_name: str, out: Path, *, torch_version: str, device: str = 
     """Write ``out/autograder.zip`` for ``lab_name`` (see the module docstring)."""
     lab = get_lab(lab_name)
     root = course_root()
-    rubric_path = lab.suite_dir(root) / "rubric.yaml"
+    rubric_path = lab.rubric_path(root)
     if not rubric_path.is_file():
         raise BundleError(f"{lab.name} has no hidden suite yet ({rubric_path} is missing)")
     visibility = Counter(e.visibility for e in load_rubric(rubric_path).entries.values())
@@ -80,15 +81,13 @@ def build_bundle(lab_name: str, out: Path, *, torch_version: str, device: str = 
         raise BundleError(f"{out} exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)
     path = out / ZIP_NAME
-    tmp = out / f".{ZIP_NAME}.tmp"
     files = course_files(lab, root)
-    with zipfile.ZipFile(tmp, "w") as bundle:
+    with atomic_path(path) as tmp, zipfile.ZipFile(tmp, "w") as bundle:
         bundle.writestr(_entry("setup.sh", True), setup_script(lab.name, torch_version))
         bundle.writestr(_entry("run_autograder", True),
                         run_script(lab.name, inprocess=inprocess, device=device))
         for relative in files:
             bundle.writestr(_entry(f"{COURSE_DIR}/{relative.as_posix()}", False),
                             (root / relative).read_bytes())
-    tmp.replace(path)
     return Bundle(lab.name, path, len(files) + 2, path.stat().st_size, inprocess,
                   dict(visibility))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rnngrade.errors import ExitCode, GraderError, UsageError, error_line
+from rnngrade.files import write_atomic
 from rnngrade.results.model import GradeResult, Status
 
 DEFAULT_ROOT = "/autograder"
@@ -93,9 +94,8 @@ def run_autograder(root: Path, lab: str, *, device: str = "auto", inprocess: boo
         return AutograderRun(ExitCode.GRADER, result)
     note = protection_note(result, inprocess)
     shown = dataclasses.replace(result, notes=[*result.notes, note] if note else result.notes)
-    tmp = results / ".results.json.tmp"
-    tmp.write_text(render_results_json(shown), encoding="utf-8")
-    tmp.replace(target)  # written before anything is printed: a closed stdout loses nothing
+    # written before anything is printed: a closed stdout loses nothing
+    write_atomic(target, render_results_json(shown))
     for line in [*head, f"results: {target}"]:
         say(line)
     return AutograderRun(ExitCode.OK, shown, target)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from rnngrade.errors import GraderError
+from rnngrade.grading.keys import LAB_ASSETS
 from rnngrade.harness.checks.compare import CheckFailure
 from rnngrade.harness.checks.gradcheck import (
     OutputLoss,
@@ -56,7 +57,6 @@ def add_note(text: str) -> None:
 
 def reference_module(lab: str) -> Any:
     """The lab's reference solution, as the running session loaded it (trusted side)."""
-    from rnngrade.grading.plugin import LAB_ASSETS
     from rnngrade.harness.checks.plugin import current_item
 
     return current_item().config.stash[LAB_ASSETS](lab).reference

@@ -27,10 +27,10 @@ from pathlib import Path
 
 from rnngrade.errors import GraderError, SandboxError
 from rnngrade.grading.budget import WALL_FACTOR, Budget, BudgetedRunner
+from rnngrade.grading.collector import OutcomeCollector
 from rnngrade.grading.devices import DEVICES, resolve_device
 from rnngrade.grading.lab_assets import LabAssets, lab_digest, load_lab_assets
 from rnngrade.grading.memo import ExpectationMemo
-from rnngrade.grading.outcomes import OutcomeCollector
 from rnngrade.grading.rubric import Rubric, load_rubric
 from rnngrade.grading.scoring import (
     build_results,
@@ -223,7 +223,7 @@ def grade(submission: Path, lab_name: str, *, device: str = "auto", inprocess: b
 def _rubric_or_none(lab: Lab) -> Rubric | None:
     """The lab's rubric when it loads (to list the tests of a result that was not graded)."""
     try:
-        return load_rubric(lab.suite_dir() / "rubric.yaml")
+        return load_rubric(lab.rubric_path())
     except GraderError:
         return None
 

@@ -42,11 +42,11 @@ from rnngrade.lab_helpers import (
     build_lab_helpers,
     platform_files,
 )
-from rnngrade.labs import Lab, get_lab
+from rnngrade.labs import RUBRIC, Lab, get_lab
 from rnngrade.paths import course_root
 from rnngrade.submission.source_notes import ReferenceFacts, reference_facts
 
-RUBRIC, MUTANTS = "rubric.yaml", "mutants.py"
+MUTANTS = "mutants.py"
 
 
 def _suite_files(lab: Lab, root: Path) -> list[Path]:

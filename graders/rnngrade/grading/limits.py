@@ -18,7 +18,7 @@ from rnngrade.errors import SuiteError
 from rnngrade.harness.checks.plugin import lab_of
 from rnngrade.harness.runner.proxy import ModuleProxy
 from rnngrade.labs import Lab, UnknownLabError, get_lab
-from rnngrade.sandbox.limits import Limits
+from rnngrade.limits import Limits
 
 MARKER = "limits"
 # An item's limits, worked out when it is collected (its markers and lab do not change after).

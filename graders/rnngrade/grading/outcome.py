@@ -107,7 +107,7 @@ def _switched_off(config: pytest.Config, lab: str) -> bool:
     """``--no-outcome``, or ``outcome: false`` in the lab's rubric."""
     if config.getoption("--no-outcome", default=False):
         return True
-    from rnngrade.grading.plugin import LAB_ASSETS
+    from rnngrade.grading.keys import LAB_ASSETS
 
     assets = config.stash.get(LAB_ASSETS, None)
     try:
@@ -127,7 +127,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _points(item: pytest.Item) -> str:
-    from rnngrade.grading.plugin import LAB_ASSETS
+    from rnngrade.grading.keys import LAB_ASSETS
 
     name = getattr(item, "originalname", None) or item.name
     try:
@@ -275,7 +275,7 @@ class OutcomeRun:
 
     def _disk_key(self, scope: str, key: Any) -> dict | None:
         """The on-disk key of a reference value; None without the lab's assets (no digest)."""
-        from rnngrade.grading.plugin import LAB_ASSETS
+        from rnngrade.grading.keys import LAB_ASSETS
 
         assets = self.item.config.stash.get(LAB_ASSETS, None)
         if assets is None:

@@ -11,13 +11,13 @@ config's stash): the grader's own when it drives the session, else built once pe
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from rnngrade.diagnosis.mutants import Mutant
 from rnngrade.grading.checker import Checker, CheckRecord
+from rnngrade.grading.keys import LAB_ASSETS
 from rnngrade.grading.lab_assets import LabAssets, load_lab_assets
 from rnngrade.grading.memo import EXPECTATION_MEMO
 from rnngrade.grading.stand_ins import StandIns
@@ -28,8 +28,6 @@ from rnngrade.harness.worker_helpers import Registry
 from rnngrade.labs import get_lab
 
 CHECK_KEY = "rnngrade_check"
-# A function of a lab name returning that lab's assets for this session.
-LAB_ASSETS = pytest.StashKey[Callable[[str], LabAssets]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from jinja2.utils import htmlsafe_json_dumps
+
 from rnngrade.harness.formatting import format_points
 from rnngrade.results.model import GradeResult, Measurement, Outcome, TestResult
 
@@ -164,3 +166,10 @@ def to_gradescope(result: GradeResult) -> dict[str, Any]:
         # Instructors only: the submission's time and the grader's own, each with its budget.
         "timings": result.timings,
     }
+
+
+def results_json(result: GradeResult) -> str:
+    """``results.json`` of ``result``: the one writer of the file, for every path (the reports,
+    a renderer's failure, Gradescope). Keys sorted, indented, ``<``, ``>``, ``&`` and ``'``
+    escaped as ``\\u`` sequences, so the text is safe wherever it is pasted."""
+    return htmlsafe_json_dumps(to_gradescope(result), sort_keys=True, indent=2)

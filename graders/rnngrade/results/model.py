@@ -36,6 +36,18 @@ class Status(_StrEnum):
     GRADER_ERROR = "grader_error"  # trusted code failed: not graded, never the student's fault
 
 
+class EntryStatus(_StrEnum):
+    """What a batch records for a student's entry: a result's ``Status``, or why the batch got
+    none (``ERROR``: the grading process died; ``TIMEOUT``: the whole submission ran past the
+    batch's limit)."""
+
+    GRADED = Status.GRADED.value
+    LOAD_ERROR = Status.LOAD_ERROR.value  # an empty folder, a corrupt zip, another file type
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    GRADER_ERROR = Status.GRADER_ERROR.value  # no score; the next run grades it again
+
+
 class FailureKind(_StrEnum):
     """Why a case failed: the runner's kinds (``rnngrade.harness.runner.base``) plus the
     grader's own."""

@@ -19,10 +19,11 @@ from pathlib import Path
 import jinja2
 
 from rnngrade.diagnosis.feedback import fix_sections
+from rnngrade.files import write_atomic
 from rnngrade.harness.formatting import format_points
 from rnngrade.paths import templates_dir
 from rnngrade.results.escape import md_code, md_inline
-from rnngrade.results.gradescope import overall_output, test_output, to_gradescope
+from rnngrade.results.gradescope import overall_output, results_json, test_output
 from rnngrade.results.model import GradeResult
 from rnngrade.results.plots import outcome_figure, svg_figure
 from rnngrade.results.sanitize import Cleaned, clean_result
@@ -68,7 +69,7 @@ def render(template: str, **context: object) -> str:
 
 
 def render_results_json(result: GradeResult | Cleaned) -> str:
-    return _results_json(prepared(result, Audience.INSTRUCTOR))
+    return results_json(prepared(result, Audience.INSTRUCTOR))
 
 
 def render_feedback_html(result: GradeResult | Cleaned) -> str:
@@ -81,10 +82,6 @@ def render_feedback_md(result: GradeResult | Cleaned, limit: int = MARKDOWN_LIMI
 
 def render_junit(result: GradeResult | Cleaned) -> str:
     return _junit(prepared(result, Audience.STUDENT))
-
-
-def _results_json(result: GradeResult) -> str:
-    return render("results.json.j2", data=to_gradescope(result))
 
 
 def _feedback_html(shown: GradeResult) -> str:
@@ -111,19 +108,12 @@ def write_reports(result: GradeResult | Cleaned, out: Path) -> dict[str, Path]:
     everything = prepared(result, Audience.INSTRUCTOR)
     shown = student_view(everything)
     files = {
-        "results.json": _results_json(everything),
+        "results.json": results_json(everything),
         "feedback.html": _feedback_html(shown),
         "feedback.md": _feedback_md(shown),
         "junit.xml": _junit(shown),
     }
-    written = {}
-    for name, text in files.items():
-        path = out / name
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-        written[name] = path
-    return written
+    return {name: write_atomic(out / name, text) for name, text in files.items()}
 
 
 def load_schema() -> dict:

@@ -5,7 +5,7 @@ submission over a no-pickle protocol (``codec``); workers are forked from a long
 and jailed by ``isolation`` within the ``Limits``.
 """
 
-from rnngrade.sandbox.limits import Limits
+from rnngrade.limits import Limits
 from rnngrade.sandbox.runner import SandboxRunner
 from rnngrade.sandbox.zygote import SandboxUnavailable, close_shared_client
 

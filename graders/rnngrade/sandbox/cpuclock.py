@@ -18,7 +18,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from rnngrade.sandbox.limits import describe_seconds
+from rnngrade.limits import describe_seconds
 
 _TICK = 1.0 / os.sysconf("SC_CLK_TCK")
 SHORTEST_CHECK = 0.005  # seconds between two readings of a busy worker's clocks, at least

@@ -11,7 +11,7 @@ with the library's own message, and nothing is scored.
 from __future__ import annotations
 
 from rnngrade.errors import GraderError
-from rnngrade.sandbox.limits import Limits
+from rnngrade.limits import Limits
 
 # Trusted code, run as the worker's module: each library on tiny inputs, forward and backward.
 PROBE = '''

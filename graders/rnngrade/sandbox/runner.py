@@ -35,6 +35,7 @@ from rnngrade.harness.runner.base import (
     StudentError,
     Usage,
 )
+from rnngrade.limits import Limits, describe_bytes, describe_seconds
 from rnngrade.sandbox import affinity
 from rnngrade.sandbox.channel import (
     MAX_FRAME,
@@ -46,7 +47,6 @@ from rnngrade.sandbox.channel import (
 )
 from rnngrade.sandbox.codec import ProtocolError
 from rnngrade.sandbox.cpuclock import CallClock, Probe, waited_wall
-from rnngrade.sandbox.limits import Limits, describe_bytes, describe_seconds
 from rnngrade.sandbox.protocol import (
     Call,
     Failed,

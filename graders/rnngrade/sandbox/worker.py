@@ -39,10 +39,10 @@ from rnngrade.harness.runner.inprocess import (
 )
 from rnngrade.harness.source.module_builder import build_module
 from rnngrade.harness.worker_helpers import GENERIC, Registry, with_lab_helpers
+from rnngrade.limits import describe_bytes
 from rnngrade.sandbox import isolation, seccomp
 from rnngrade.sandbox.channel import ChannelClosed, recv_frame, send_frame
 from rnngrade.sandbox.codec import HandleTable, ProtocolError, decode, encode
-from rnngrade.sandbox.limits import describe_bytes
 from rnngrade.sandbox.protocol import (
     MAX_FUNCTIONS,
     MESSAGE_CHARS,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from rnngrade.gradebook.export import write_atomic
+from rnngrade.files import write_atomic
 from rnngrade.results.render import render
 from rnngrade.results.sanitize import clean_name, clean_text
 from rnngrade.similarity import DEFAULT_THRESHOLD, DEFAULT_TOP

@@ -129,7 +129,7 @@ class StudentRunner(Protocol):
         ...
 
     def use_limits(self, limits: Any) -> None:
-        """Apply ``limits`` (a ``rnngrade.sandbox.limits.Limits``) to the calls that follow, as
+        """Apply ``limits`` (a ``rnngrade.limits.Limits``) to the calls that follow, as
         far as this runner enforces limits at all."""
         ...
 

@@ -1,4 +1,5 @@
-"""The pytest plugin that serves the student to a hidden suite and records each case's outcome.
+"""The outcome collector: the pytest plugin that serves the student to a hidden suite and records
+each case's outcome.
 
 It uses pytest's public plugin API only; what it needs of pytest's internals (an item's captured
 sections) it asks ``grading.session`` for. A failure is classified where it is recorded:
@@ -22,10 +23,11 @@ import pytest
 
 from rnngrade.errors import GraderError
 from rnngrade.grading.chained import NOTE_KEY
+from rnngrade.grading.keys import LAB_ASSETS
 from rnngrade.grading.lab_assets import LabAssets
 from rnngrade.grading.memo import EXPECTATION_MEMO, ExpectationMemo
 from rnngrade.grading.outcome import OUTCOME_KEY
-from rnngrade.grading.plugin import CHECK_KEY, LAB_ASSETS
+from rnngrade.grading.plugin import CHECK_KEY
 from rnngrade.grading.scoring import CaseOf
 from rnngrade.grading.session import report_sections
 from rnngrade.harness.checks.plugin import FAILURE_KEY, STUDENT_PROVIDER, short_failure
