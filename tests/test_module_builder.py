@@ -8,6 +8,12 @@ import pytest
 from rnngrade.harness.runner.base import EXCEPTION, LOAD_ERROR, MISSING_FUNCTION, StudentError
 from rnngrade.harness.runner.inprocess import InProcessRunner
 from rnngrade.harness.source.module_builder import build_module, salvage
+from rnngrade.lab_helpers import lab_helpers
+
+# The platform modules of a lab that grades neither softmax nor sigmoid (the classic rnn_utils
+# whole), and lab 1's, which grades softmax.
+LAB2 = lab_helpers("lab2").registry
+LAB1 = lab_helpers("lab1").registry
 
 
 def test_np_is_available_without_import():
@@ -20,7 +26,7 @@ def test_platform_helper_modules_resolve_to_standins():
               "from test_utils import comparator, summary\n"
               "rnn_cell_forward_tests(None)\nsummary([1, 2])\n"
               "def f(x):\n    return softmax(x), sigmoid(0.0)\n")
-    built = build_module(source, "rnn.py")
+    built = build_module(source, "rnn.py", lab_modules=LAB2.modules)
     probabilities, half = built.module.f(np.array([[1.0], [1.0]]))
     assert np.allclose(probabilities, 0.5) and half == 0.5
     # the stand-in's functions are not the student's: the grader no longer finds them, the
@@ -35,7 +41,7 @@ def test_platform_helper_modules_resolve_to_standins():
 def test_a_function_of_ones_own_named_like_a_standin_is_kept():
     source = ("from rnn_utils import *\n"
               "def softmax(x):\n    return np.exp(x) / np.exp(x).sum(axis=0)\n")
-    built = build_module(source, "rnn.py")
+    built = build_module(source, "rnn.py", lab_modules=LAB2.modules)
     assert callable(vars(built.module)["softmax"])
     assert [note.split(" (")[0] for note in built.notes] == ["`sigmoid` comes from `rnn_utils`"]
 
@@ -146,7 +152,7 @@ def test_pdb_post_mortem_stops_in_the_students_frame(body, kind):
 def test_a_function_only_a_standin_defines_scores_as_missing_and_says_where_it_came_from():
     """Every place that reports a missing function (a direct call, a helper's lookup) names the
     helper module the only definition came from."""
-    runner = InProcessRunner.from_source("from rnn_utils import *\n", "rnn.py")
+    runner = InProcessRunner.from_source("from rnn_utils import *\n", "rnn.py", helpers=LAB1)
     for call in (lambda: runner.call("softmax", (np.zeros((2, 3)),)),
                  lambda: runner.call_helper("call_each", ("softmax", [(np.zeros((2, 3)),)]))):
         with pytest.raises(StudentError) as failure:
@@ -193,3 +199,21 @@ def test_a_docstring_s_text_at_column_0_is_not_read_as_code():
     built = build_module(source, "rnn.py")
     assert built.module.good(1) == 2 and built.module.after(1) == 2
     assert built.module.__doc__ is None or "Part 19" in built.module.__doc__
+
+
+def test_rnn_utils_gives_no_softmax_in_a_lab_that_grades_it():
+    """Lab 1 grades softmax: a wrapper of rnn_utils' softmax answers nothing, and a function of
+    the student's that calls softmax from rnn_utils raises until the grader stands in for it;
+    sigmoid still works."""
+    source = ("import rnn_utils\nfrom rnn_utils import *\n"
+              "def softmax_of_theirs(x):\n    return rnn_utils.softmax(x)\n"
+              "def cell(x):\n    return softmax(x)\n"
+              "def gate(x):\n    return sigmoid(x)\n")
+    built = build_module(source, "rnn.py", lab_modules=LAB1.modules)
+    for call in (built.module.softmax_of_theirs, built.module.cell):
+        with pytest.raises(NameError, match="`rnn_utils` gives no `softmax` in a lab that "
+                                            "grades it"):
+            call(np.zeros((2, 1)))
+    assert built.module.gate(0.0) == 0.5
+    assert [note.split(" (")[0] for note in built.notes] == [
+        "`softmax` and `sigmoid` come from `rnn_utils`"]

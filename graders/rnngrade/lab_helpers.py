@@ -6,9 +6,12 @@ submission and runs there beside the generic helpers (``rnngrade.harness.worker_
 only its code (``shipped_source``: docstrings and comments left out, so nothing of the hidden
 suite's text is there for a submission to quote); the suite folder is never made visible to
 the worker. A lab's platform modules (``platform_<name>.py`` beside it: lab 12's classic
-``utils``) travel the same way, appended to the helpers' code as ``platform_module`` calls, and
-are what the lab's submissions get for ``import <name>``. In-process runners (reference,
-mutants, ``--inprocess``) use the registry built here.
+``utils``; and the course-wide ones in ``graders/suites`` itself: the classic ``rnn_utils``,
+unless the lab has its own of that name) travel the same way, appended to the helpers' code as
+``platform_module`` calls, and are what the lab's submissions get for ``import <name>``. A
+platform module reaches a lab without any function the lab grades (``platform_source``: each is
+withheld, and a call of it says so). In-process runners (reference, mutants, ``--inprocess``)
+use the registry built here.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 from rnngrade.errors import SuiteError
 from rnngrade.harness.worker_helpers import GENERIC, Registry, with_lab_helpers
 from rnngrade.labs import Lab, get_lab
+from rnngrade.paths import course_root
 
 HELPERS_FILE = "helpers.py"
 PLATFORM_PREFIX = "platform_"  # ``platform_utils.py``: what a submission's ``import utils`` gets
@@ -42,14 +46,51 @@ def lab_helpers(lab: Lab | str) -> LabHelpers:
     (``LabAssets.helpers``), keyed with everything else by the course files' digest."""
     lab = get_lab(lab) if isinstance(lab, str) else lab
     path = lab.suite_dir() / HELPERS_FILE
-    modules = {module.stem.removeprefix(PLATFORM_PREFIX): _read(module)
+    modules = {platform_name(module): platform_source(lab, _read(module))
                for module in platform_files(lab)}
     return build_lab_helpers(lab.name, _read(path) if path.is_file() else None, path, modules)
 
 
 def platform_files(lab: Lab, root: Path | None = None) -> list[Path]:
-    """The lab's platform modules (``platform_<name>.py`` in its suite folder), sorted."""
-    return sorted(lab.suite_dir(root).glob(f"{PLATFORM_PREFIX}*.py"))
+    """The platform modules a lab's submissions get: its own (``platform_<name>.py`` in its
+    suite folder) and the course-wide ones (``course_platform_files``) it has none of the same
+    name of, sorted by name."""
+    own = {platform_name(path): path
+           for path in lab.suite_dir(root).glob(f"{PLATFORM_PREFIX}*.py")}
+    shared = {platform_name(path): path for path in course_platform_files(root)}
+    return [path for _, path in sorted({**shared, **own}.items())]
+
+
+def course_platform_files(root: Path | None = None) -> list[Path]:
+    """The course-wide platform modules (``graders/suites/platform_<name>.py``), sorted."""
+    return sorted((root or course_root()).joinpath("graders", "suites").glob(
+        f"{PLATFORM_PREFIX}*.py"))
+
+
+def platform_name(path: Path) -> str:
+    """The import name a platform module's file gives (``platform_utils.py``: ``utils``)."""
+    return path.stem.removeprefix(PLATFORM_PREFIX)
+
+
+def platform_source(lab: Lab, source: str) -> str:
+    """A platform module's ``source`` as ``lab``'s submissions get it: without the top-level
+    functions that answer a function the lab grades (named as one, by the release audit's rule:
+    lab 1's ``softmax``, and lab 5's ``masked_softmax`` withholds a plain ``softmax`` too), whose
+    names are listed in ``__withheld__`` instead (the worker binds each to a function that says
+    it is not given: ``harness.source.standins``)."""
+    from rnngrade.release.worker_audit import named_like  # the audit imports this module
+
+    tree = ast.parse(source)
+    withheld = [node.name for node in tree.body
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                and any(named_like(node.name, graded, False) for graded in lab.functions)]
+    if not withheld:
+        return source
+    tree.body = [ast.parse(f"{node.name} = None").body[0]  # its place, for the notes' order
+                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                 and node.name in withheld else node for node in tree.body]
+    tree.body.append(ast.parse(f"__withheld__ = {withheld!r}").body[0])
+    return ast.unparse(tree) + "\n"
 
 
 def _read(path: Path) -> str:

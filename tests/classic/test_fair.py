@@ -137,3 +137,26 @@ def test_the_sandboxed_grader_gives_the_same_verdicts(fixture, lab):
     assert result.protections.get("separate process") is True
     problems = CLASSIC.expectation_problems(FIXTURES[fixture][lab], result, lab)
     assert not problems, "\n".join(problems)
+
+
+def test_a_wrapper_of_rnn_utils_softmax_scores_nothing_and_costs_nothing_else(tmp_path):
+    """Lab 1 grades softmax: ``def softmax(x): return rnn_utils.softmax(x)`` answers with
+    nothing (rnn_utils gives no softmax in lab 1), and the correct functions that call it keep
+    their points (the grader stands in for the wrong softmax)."""
+    from rnngrade.diagnosis.mutants import strip_markers
+    from rnngrade.labs import get_lab
+
+    lab = get_lab("lab1")
+    solution = strip_markers(lab.solution_path().read_text(encoding="utf-8"))
+    folder = tmp_path / "student"
+    folder.mkdir()
+    (folder / lab.filename).write_text(
+        "import rnn_utils\n" + solution + "\n\ndef softmax(x):\n    return rnn_utils.softmax(x)\n",
+        encoding="utf-8")
+    result = grade(folder, "lab1", device="cpu", inprocess=True)
+    softmax = [t for t in result.tests if t.name.startswith("test_softmax")]
+    assert softmax and all(t.score == 0 for t in softmax)
+    assert any("`rnn_utils` gives no `softmax`" in t.message for t in softmax)
+    others = [t for t in result.tests if not t.name.startswith("test_softmax")]
+    assert others and all(t.score == t.max_score for t in others), [
+        (t.name, t.score, t.max_score) for t in others if t.score < t.max_score]

@@ -2,10 +2,14 @@
 training runs switched off; they are slow tests here and `rnngrade validate --lab lab10` runs
 them), and a mistake in one function costs only that function's tests."""
 
-import pytest
+import types
 
-from rnngrade.diagnosis.mutants import load_mutant_table, strip_markers
+import pytest
+import torch
+
+from rnngrade.diagnosis.mutants import load_mutant_table, load_source_as_module, strip_markers
 from rnngrade.grading.engine import grade
+from rnngrade.lab_helpers import lab_helpers
 from rnngrade.labs import get_lab
 from rnngrade.paths import course_root
 
@@ -48,3 +52,64 @@ def test_a_wrong_half_life_costs_only_the_closed_forms(tmp_path):
     assert set(lost) == {"test_closed_forms"}, lost
     score, max_score = lost["test_closed_forms"]
     assert score == pytest.approx(max_score * 7 / 8)  # one of the eight functions is wrong
+
+
+def _wrong_recall_batch_module() -> types.ModuleType:
+    """A submission whose recall_batch is wrong, and whose train_recall reports what its calls
+    of recall_batch got: two calls of the README's data, one of another generator."""
+    module = types.ModuleType("submission")
+    exec(compile('''
+import torch
+
+def recall_batch(batch, lag, generator):
+    return "own", batch
+
+def train_recall(kind, lag, forget_bias, updates, seed):
+    data = torch.Generator().manual_seed(seed + 1)
+    first, second = recall_batch(64, lag, data), recall_batch(64, lag, data)
+    other = recall_batch(64, lag, torch.Generator().manual_seed(99))
+    return first, second, other, data.get_state()
+''', "submission.py", "exec"), vars(module))
+    return module
+
+
+def test_the_recorded_batches_answer_only_the_calls_recorded():
+    """A submission's wrong recall_batch is answered, during train_recall, only on the calls
+    the reference's recall_batch was recorded on (the batches and the generator's state after
+    them): the helpers hold no recall_batch of their own, and any other call is its own."""
+    helpers = lab_helpers(LAB).registry.helpers
+    assert "_recall_batch" not in lab_helpers(LAB).source
+    reference = load_source_as_module(strip_markers(LAB.solution_path().read_text(
+        encoding="utf-8")), "_lab10_reference_recall")
+    recorded = helpers["recall_calls"](reference, 3, 2, 0)
+    assert [(c[0], c[1]) for c in recorded] == [(64, 3), (64, 3), (1000, 3)]
+    student = _wrong_recall_batch_module()
+    own = student.recall_batch
+    first, second, other, state = helpers["train_recall_alone"](student, "lstm", 3, 1.0, 2, 0,
+                                                                recorded)
+    for (x, y), call in ((first, recorded[0]), (second, recorded[1])):
+        assert torch.equal(x, call[3]) and torch.equal(y, call[4])
+    assert other == ("own", 64)
+    assert torch.equal(state, recorded[1][5])
+    assert student.recall_batch is own
+    # without recorded calls (a recall_batch that gets them right) the submission's own answers
+    first, *_ = helpers["train_recall_alone"](student, "lstm", 3, 1.0, 2, 0, None)
+    assert first == ("own", 64)
+
+
+@pytest.mark.slow
+def test_a_wrong_recall_batch_costs_only_its_own_tests(tmp_path):
+    """The target taken from the last token: recall_batch's tests lose points, train_recall's
+    first updates keep theirs (its calls of recall_batch answered with the reference's
+    batches)."""
+    mutant = next(m for m in load_mutant_table(LAB.suite_dir() / "mutants.py")
+                  if m.name == "label_from_last_token")
+    source = mutant.apply(strip_markers(LAB.solution_path().read_text(encoding="utf-8")))
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / LAB.filename).write_text(source, encoding="utf-8")
+    result = grade(folder, LAB.name, device="cpu", inprocess=True, outcome=False)
+    lost = {t.name for t in result.tests if t.score < t.max_score and t.outcome != "skipped"}
+    assert lost == {"test_recall_batch"}, lost
+    first = next(t for t in result.tests if t.name == "test_train_recall_first_updates")
+    assert first.score == first.max_score > 0

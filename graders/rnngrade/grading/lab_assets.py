@@ -37,10 +37,12 @@ from rnngrade.grading.rubric import Rubric, parse_rubric
 from rnngrade.grading.stand_ins import callees_of
 from rnngrade.lab_helpers import (
     HELPERS_FILE,
-    PLATFORM_PREFIX,
     LabHelpers,
     build_lab_helpers,
+    course_platform_files,
     platform_files,
+    platform_name,
+    platform_source,
 )
 from rnngrade.labs import RUBRIC, Lab, get_lab
 from rnngrade.paths import course_root
@@ -62,7 +64,8 @@ def _snapshot(lab: Lab, root: Path) -> tuple[str, dict[str, bytes]]:
     """The digest of the lab's course files and their bytes, by path relative to ``root``."""
     h = hashlib.sha256(repr(lab).encode())
     files: dict[str, bytes] = {}
-    for path in [*_suite_files(lab, root), lab.solution_path(root)]:
+    for path in [*_suite_files(lab, root), *course_platform_files(root),
+                 lab.solution_path(root)]:
         if not path.is_file():
             continue
         name = path.relative_to(root).as_posix()
@@ -151,7 +154,7 @@ def load_lab_assets(lab_name: str, root: Path | None = None) -> LabAssets:
                 warnings.append(f"{exc}; left out of diagnosis until it is fixed")
     for warning in warnings:
         print(f"rnngrade: warning: {warning}", file=sys.stderr)
-    modules = {path.stem.removeprefix(PLATFORM_PREFIX): _text(files, path, root) or ""
+    modules = {platform_name(path): platform_source(lab, _text(files, path, root) or "")
                for path in platform_files(lab, root)}
     helpers = build_lab_helpers(lab.name, _text(files, suite / HELPERS_FILE, root),
                                 suite / HELPERS_FILE, modules)

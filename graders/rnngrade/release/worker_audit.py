@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from rnngrade.lab_helpers import HELPERS_FILE, platform_files, shipped_source
+from rnngrade.lab_helpers import HELPERS_FILE, platform_files, platform_source, shipped_source
 from rnngrade.labs import Lab, available_labs
 
 MIN_NODES = 12  # a one-statement reference body smaller than this says nothing (``return x``)
@@ -199,13 +199,14 @@ def worker_modules() -> tuple[Path, ...]:
 
 def audit_lab(lab: Lab, root: Path) -> list[Answer]:
     """What ``lab``'s worker holds that answers its graded functions, or ships the suite's
-    text: its helpers and its platform modules (``platform_<name>.py``) as shipped."""
+    text: its helpers and its platform modules (its own and the course-wide ones) as shipped."""
     found = []
-    for path in [lab.suite_dir(root) / HELPERS_FILE, *platform_files(lab, root)]:
+    helpers = lab.suite_dir(root) / HELPERS_FILE
+    for path in [helpers, *platform_files(lab, root)]:
         if not path.is_file():
             continue
         original = path.read_text(encoding="utf-8")
-        shipped = shipped_source(original)
+        shipped = shipped_source(original if path == helpers else platform_source(lab, original))
         where = path.relative_to(root).as_posix()
         found += (answers_in(shipped, where, graded_functions(lab, root))
                   + suite_text_in(shipped, original, where))

@@ -1,9 +1,12 @@
 """Lab 10 helpers, run beside the student's code (and beside the reference's): the functions that
 take a ``torch.Generator`` get one built from a seed on the student's side (a generator is not
-plain data), a probe of how many numbers ``recall_batch`` drew, and the two halves of a recall
-run graded by outcome: ``train_recall_observed`` (beside the student's code: the run, watched)
-and ``recall_figures`` (beside the reference, on the trusted side: what the watched parameters
-score). See ``rnngrade.harness.worker_helpers`` for the rules."""
+plain data), a probe of how many numbers ``recall_batch`` drew, the calls a correct
+``train_recall`` makes to ``recall_batch`` (recorded beside the reference) and their replay for a
+submission whose ``recall_batch`` gets them wrong, and the two halves of a recall run graded by
+outcome: ``train_recall_observed`` (beside the student's code: the run, watched) and
+``recall_figures`` (beside the reference, on the trusted side: what the watched parameters
+score). Nothing here computes a batch of its own. See ``rnngrade.harness.worker_helpers`` for the
+rules."""
 
 from __future__ import annotations
 
@@ -37,26 +40,80 @@ def recall_draws_next(module: Any, batch: int, lag: int, seed: int) -> int:
     return int(torch.randint(0, 2 ** 30, (1,), generator=generator).item())
 
 
-def _recall_batch(batch: int, lag: int, generator: torch.Generator) -> tuple:
-    """The README's recall batch (symbols 0..7 from one randint, the blank 8)."""
-    first = torch.randint(0, 8, (batch,), generator=generator)
-    x = torch.full((batch, lag + 1), 8, dtype=torch.int64)
-    x[:, 0] = first
-    return x, first.clone()
+@helper
+def recall_from_state(module: Any, batch: int, lag: int, state: torch.Tensor) -> list:
+    """``recall_batch(batch, lag, generator)`` with a generator in ``state``: ``[x, y, the
+    generator's state after the call]``."""
+    generator = torch.Generator()
+    generator.set_state(state)
+    x, y = module.recall_batch(batch, lag, generator)
+    return [x, y, generator.get_state()]
+
+
+@helper
+def recall_calls(module: Any, lag: int, updates: int, seed: int) -> list:
+    """The calls a correct ``train_recall(kind, lag, ..., updates, seed)`` makes to
+    ``recall_batch`` (the README: ``updates`` batches of 64 from ``Generator().manual_seed(seed +
+    1)``, then the test set's 1,000 from ``manual_seed(12345)``), run with the module's own
+    ``recall_batch``; called beside the reference, on the trusted side. Each call is
+    ``[batch, lag, generator state before, x, y, generator state after]``."""
+    calls = []
+    for batch, count, generator in ((64, updates, torch.Generator().manual_seed(seed + 1)),
+                                    (1000, 1, torch.Generator().manual_seed(12345))):
+        for _ in range(count):
+            before = generator.get_state()
+            x, y = module.recall_batch(batch, lag, generator)
+            calls.append([batch, lag, before, x, y, generator.get_state()])
+    return calls
+
+
+class _RecordedRecall:
+    """Stands in for the module's ``recall_batch`` during one ``train_recall`` call: a call of
+    the module's own code whose batch, lag and generator state are a recorded call's gets the
+    recorded batch, and leaves the generator in the recorded state after it; any other call goes
+    to the module's own ``recall_batch``."""
+
+    def __init__(self, module: Any, own: Any, calls: list) -> None:
+        self.module, self.own = module, own
+        self.known = {(int(batch), int(lag), before.numpy().tobytes()): (x, y, after)
+                      for batch, lag, before, x, y, after in calls}
+        self.__name__ = "recall_batch"
+
+    def __call__(self, batch: Any, lag: Any, generator: Any = None, *args: Any,
+                 **kwargs: Any) -> Any:
+        import sys
+
+        if sys._getframe(1).f_globals is self.module.__dict__ and not args and not kwargs \
+                and type(batch) is int and type(lag) is int \
+                and isinstance(generator, torch.Generator) and generator.device.type == "cpu":
+            found = self.known.get((batch, lag, generator.get_state().numpy().tobytes()))
+            if found is not None:
+                x, y, after = found
+                generator.set_state(after)
+                return x.clone(), y.clone()
+        if not callable(self.own):
+            raise NameError("name 'recall_batch' is not defined")
+        return self.own(batch, lag, generator, *args, **kwargs)
 
 
 @helper
 def train_recall_alone(module: Any, kind: str, lag: int, forget_bias: float, updates: int,
-                       seed: int) -> Any:
-    """``train_recall(...)`` with the README's ``recall_batch`` in the module while it runs
-    (restored afterwards), so a test of the training loop never pays for a mistake in
-    ``recall_batch``."""
-    saved = getattr(module, "recall_batch", None)
-    module.recall_batch = _recall_batch
+                       seed: int, recorded: list | None = None) -> Any:
+    """``train_recall(...)``; with ``recorded`` (``recall_calls`` beside the reference, given
+    for a submission whose ``recall_batch`` gets them wrong), the module's ``recall_batch``
+    answers those calls with the recorded batches while it runs (restored afterwards), so a
+    test of the training loop never pays for a mistake in ``recall_batch``."""
+    if recorded is None:
+        return module.train_recall(kind, lag, forget_bias, updates, seed)
+    saved = vars(module).get("recall_batch", None)
+    module.recall_batch = _RecordedRecall(module, saved, recorded)
     try:
         return module.train_recall(kind, lag, forget_bias, updates, seed)
     finally:
-        module.recall_batch = saved
+        if saved is None:
+            del module.recall_batch
+        else:
+            module.recall_batch = saved
 
 
 def _role(module: Any, name: str) -> str:
@@ -72,13 +129,14 @@ def _role(module: Any, name: str) -> str:
 
 @helper
 def train_recall_observed(module: Any, kind: str, lag: int, forget_bias: float, updates: int,
-                          seed: int, every: int) -> dict:
+                          seed: int, every: int, recorded: list | None = None) -> dict:
     """``train_recall_alone(...)`` watched from outside the submission
     (``rnngrade.harness.training_watch``): what it returned, the optimiser's steps, the
     parameters before every ``every``-th update and after training, named as in the README's
     model (``_role``)."""
     return watch_training(
-        lambda: train_recall_alone(module, kind, lag, forget_bias, updates, seed), every, _role)
+        lambda: train_recall_alone(module, kind, lag, forget_bias, updates, seed, recorded),
+        every, _role)
 
 
 def _recall_model(module: Any, kind: str) -> tuple[nn.ModuleDict, Any]:
@@ -128,11 +186,11 @@ def _load(model: nn.ModuleDict, params: Any) -> str:
 @helper
 def recall_figures(module: Any, kind: str, lag: int, seed: int, run: Any) -> dict:
     """What the parameters of a watched run (``train_recall_observed``'s result) score, run
-    beside the reference on the trusted side, with one thread and the global generators left as
-    they were: ``"losses"``, ``[update, loss]`` of each checkpoint's parameters on the batch
-    that update drew (the README's data: ``Generator().manual_seed(seed + 1)``); ``"accuracy"``,
-    of the final parameters on the README's test set (None when they do not load, and
-    ``"problem"`` says why)."""
+    beside the reference on the trusted side (its ``recall_batch`` draws the README's data), with
+    one thread and the global generators left as they were: ``"losses"``, ``[update, loss]`` of
+    each checkpoint's parameters on the batch that update drew (the README's data:
+    ``Generator().manual_seed(seed + 1)``); ``"accuracy"``, of the final parameters on the
+    README's test set (None when they do not load, and ``"problem"`` says why)."""
     figures: dict[str, Any] = {"losses": [], "accuracy": None, "problem": ""}
     checkpoints = run.get("checkpoints") if isinstance(run, dict) else None
     threads = torch.get_num_threads()
@@ -147,13 +205,13 @@ def recall_figures(module: Any, kind: str, lag: int, seed: int, run: Any) -> dic
                 if not isinstance(step, int) or step <= drawn or _load(model, entry[1]):
                     continue
                 while drawn < step:
-                    x, y = _recall_batch(64, lag, data)
+                    x, y = module.recall_batch(64, lag, data)
                     drawn += 1
                 loss = nn.functional.cross_entropy(logits(x), y)
                 figures["losses"].append([step, float(loss)])
             figures["problem"] = _load(model, run.get("final") if isinstance(run, dict) else None)
             if not figures["problem"]:
-                x, y = _recall_batch(1000, lag, torch.Generator().manual_seed(12345))
+                x, y = module.recall_batch(1000, lag, torch.Generator().manual_seed(12345))
                 figures["accuracy"] = float((logits(x).argmax(-1) == y).double().mean())
     finally:
         torch.set_num_threads(threads)

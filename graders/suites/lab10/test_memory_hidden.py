@@ -282,6 +282,25 @@ def test_recall_batch_draws(check):
 
 # ------------------------------------------------------------------ train_recall
 
+def recall_stand_in(student, reference, lag: int, updates: int, seed: int) -> list | None:
+    """The calls a correct ``train_recall`` makes to ``recall_batch``, recorded on the reference
+    (helper ``recall_calls``), for a submission whose ``recall_batch`` gets one of them wrong
+    (the data's first batch or the test set: a batch, or the generator's state after it):
+    ``train_recall`` then runs with those calls answered by the recorded batches and loses no
+    points for that mistake. None when the submission's own ``recall_batch`` gets them right."""
+    calls = reference.helper("recall_calls", lag, updates, seed)
+    for batch, lag_, before, *want in (calls[0], calls[-1]):
+        try:
+            got = student.helper("recall_from_state", batch, lag_, before)
+            if not (isinstance(got, list | tuple) and len(got) == 3 and all(
+                    isinstance(g, torch.Tensor) and g.dtype == w.dtype and g.shape == w.shape
+                    and torch.equal(g.cpu(), w) for g, w in zip(got, want))):
+                return calls
+        except Exception:  # noqa: BLE001 - missing, raising or unreadable: not the README's
+            return calls
+    return None
+
+
 # The first optimiser step of a process imports part of torch (about 2 CPU-seconds): more than
 # the default 10 s per call on a loaded machine.
 @pytest.mark.limits(call_seconds=60)
@@ -289,9 +308,11 @@ def test_recall_batch_draws(check):
     ("lstm", 25, 5.0, 0), ("lstm", 12, 1.0, 3), ("lin", 30, 0.0, 1), ("rnn", 10, 0.0, 2)],
     ids=["lstm-b5-lag25", "lstm-b1-lag12", "lin-lag30", "rnn-lag10"])
 def test_train_recall_first_updates(check, kind, lag, forget_bias, seed):
+    recorded = recall_stand_in(check.student, check.reference, lag, 12, seed)
     check.expect(f"train_recall({kind!r}, {lag}, forget_bias={forget_bias:g}, updates=12, "
                  f"seed={seed})", lambda m, *a: m.helper("train_recall_alone", *a),
-                 (kind, lag, forget_bias, 12, seed), names=("test_acc", "solved", "losses"),
+                 (kind, lag, forget_bias, 12, seed, recorded),
+                 names=("test_acc", "solved", "losses"),
                  tol=FIRST_LOSSES, promote=False, dtype=None)
 
 
@@ -317,12 +338,14 @@ def solved_from(losses: list[float]) -> int:
     return -1
 
 
-def measured_run(proxy, reference, args: tuple) -> tuple[dict, dict]:
-    """``train_recall(*args)`` run by ``proxy`` and watched from outside it, and what the
-    grader measures of the parameters its optimiser stepped (``helpers.recall_figures``, with
-    the reference's modules on the README's data): the watched run and the figures."""
+def measured_run(proxy, reference, args: tuple, recorded: list | None = None
+                 ) -> tuple[dict, dict]:
+    """``train_recall(*args)`` run by ``proxy`` and watched from outside it (``recorded``: see
+    ``recall_stand_in``), and what the grader measures of the parameters its optimiser stepped
+    (``helpers.recall_figures``, with the reference's modules on the README's data): the
+    watched run and the figures."""
     kind, lag, _, _, seed = args
-    run = proxy.helper("train_recall_observed", *args, EVERY)
+    run = proxy.helper("train_recall_observed", *args, EVERY, recorded)
     return run, reference.helper("recall_figures", kind, lag, seed, run)
 
 
@@ -376,7 +399,8 @@ def recall_run(student, reference, outcome, kind: str, lag: int, forget_bias: fl
     returns must agree with the grader's measurements (README, "Recall"). The measured loss
     curve is drawn beside the reference's."""
     args = (kind, lag, forget_bias, UPDATES, outcome.seed)
-    run, figures = measured_run(student, reference, args)
+    recorded = recall_stand_in(student, reference, lag, UPDATES, outcome.seed)
+    run, figures = measured_run(student, reference, args, recorded)
     ref = outcome.reference_value(("measured", EVERY, *args),
                                   lambda: reference_figures(reference, args))
     context = f"after {UPDATES} updates at lag {lag}, on 1,000 test sequences"

@@ -1,28 +1,18 @@
 """Stand-ins for the helper modules that the classic course platform provided.
 
 Classic notebooks do ``from rnn_utils import *``, ``from public_tests import *`` and
-``from test_utils import ...`` and call those tests at top level. In the grader these imports get
-these small modules: ``rnn_utils`` gives ``softmax`` (over axis 0) and ``sigmoid``; the test helpers
-accept any call and do nothing. Scripts exported from notebooks call ``get_ipython()`` for their
-magics; that gets a shell whose methods do nothing. A lab may add modules of its own (lab 12's
-classic ``utils``: ``rnngrade.lab_helpers``), given to ``make_standins`` as source.
+``from test_utils import ...`` and call those tests at top level. In the grader the test helpers
+get small modules that accept any call and do nothing. Scripts exported from notebooks call
+``get_ipython()`` for their magics; that gets a shell whose methods do nothing. The helper
+modules with functions (``rnn_utils``, lab 12's classic ``utils``) are the lab's platform modules
+(``rnngrade.lab_helpers``), given to ``make_standins`` as source: nothing here computes anything
+a lab could grade.
 """
 
 from __future__ import annotations
 
 import types
-
-import numpy as np
-
-
-def _softmax(x):
-    e_x = np.exp(x - np.max(x, axis=0, keepdims=True))
-    return e_x / e_x.sum(axis=0, keepdims=True)
-
-
-def _sigmoid(x):
-    return 1 / (1 + np.exp(-x))
-
+from collections.abc import Callable
 
 # ------------------------------------------------------------------ platform tests and IPython
 
@@ -65,10 +55,7 @@ def make_standins(test_names: frozenset[str] = frozenset(),
     but never defines that look like platform tests; ``from public_tests import *`` gives them.
     ``lab_modules``: a lab's own platform modules, import name → source (run here, each into a
     fresh module whose functions ``standin_origin`` then knows)."""
-    rnn_utils = types.ModuleType("rnn_utils")
-    vars(rnn_utils).update(softmax=_softmax, sigmoid=_sigmoid, np=np,
-                           __all__=["softmax", "sigmoid", "np"])
-    modules: dict[str, types.ModuleType] = {"rnn_utils": rnn_utils}
+    modules: dict[str, types.ModuleType] = {}
     for name, source in (lab_modules or {}).items():
         modules[name] = _lab_module(name, source)
     for name in ("public_tests", "test_utils", "outputs"):
@@ -82,9 +69,12 @@ _ORIGIN = "_rnngrade_platform_module"  # on a lab module's functions: the module
 
 
 def _lab_module(name: str, source: str) -> types.ModuleType:
-    """A lab's platform module from its source; ``__all__``: its public names and ``np``."""
+    """A lab's platform module from its source; ``__all__``: its public names and ``np``. Each
+    name its ``__withheld__`` lists (a function the lab grades) is bound to ``_withheld``'s."""
     module = types.ModuleType(name)
     exec(compile(source, f"<{name}>", "exec"), vars(module))  # the course's own module
+    for withheld in vars(module).pop("__withheld__", ()):
+        vars(module)[withheld] = _withheld(name, withheld)
     public = [k for k, v in vars(module).items() if not k.startswith("_")
               and isinstance(v, types.FunctionType)]
     for key in public:
@@ -93,18 +83,24 @@ def _lab_module(name: str, source: str) -> types.ModuleType:
     return module
 
 
-# The functions a stand-in supplies, with the module each comes from.
-_ORIGINS = ((_softmax, "rnn_utils"), (_sigmoid, "rnn_utils"))
+def _withheld(module: str, name: str) -> Callable[..., None]:
+    """What a platform module gives for a function the lab grades: a call raises NameError
+    saying the module gives none here."""
+
+    def withheld(*args: object, **kwargs: object) -> None:
+        raise NameError(f"name {name!r} is not defined: `{module}` gives no `{name}` in a lab "
+                        f"that grades it (write your own)")
+
+    withheld.__name__ = withheld.__qualname__ = name
+    return withheld
 
 
 def standin_origin(value: object) -> str | None:
-    """The stand-in module that supplied ``value`` (by identity, or a lab module's mark), or
-    None."""
-    found = next((origin for function, origin in _ORIGINS if function is value), None)
-    if found is None and isinstance(value, types.FunctionType):
+    """The platform module that supplied ``value`` (by its mark), or None."""
+    if isinstance(value, types.FunctionType):
         mark = vars(value).get(_ORIGIN)
         return mark if isinstance(mark, str) else None
-    return found
+    return None
 
 
 def looks_like_platform_test(name: str) -> bool:
