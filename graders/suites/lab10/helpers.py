@@ -95,12 +95,17 @@ def _reaches(module: Any, kind: str, x: Any, y: Any, accuracy: float) -> Any:
     except Exception:  # noqa: BLE001 - the submission's DiagLinearRecurrence fails: no stop
         return None
     x, y = torch.as_tensor(x), torch.as_tensor(y)
+    n = len(y)
+    allowed = next((w for w in range(n, -1, -1) if (n - w) / n >= accuracy), -1)  # wrong ones
+
+    def wrong(rows: slice) -> int:
+        return int((logits(x[rows]).argmax(-1) != y[rows]).sum())
 
     def reached(params: dict) -> bool:
         if _load(model, params):
             return False
-        with torch.no_grad():
-            return float((logits(x).argmax(-1) == y).double().mean()) >= accuracy
+        with torch.no_grad():  # a tenth of the set first: more wrong there is a no for all
+            return wrong(slice(0, len(y) // 10)) <= allowed and wrong(slice(None)) <= allowed
 
     return reached
 
