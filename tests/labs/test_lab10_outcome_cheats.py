@@ -1,8 +1,10 @@
 """lab10: the training runs graded by outcome score what the grader measures of the trained
 parameters, never the figures train_recall returns. A train_recall that trains nothing and
-returns the README's figures, one that builds the model but never steps it, one that trains for
-real but returns a made-up curve, and one that trains a model of the wrong shape all score
-nothing on the three runs, and the feedback names the figures that disagree."""
+returns the README's figures, one that builds the model but never steps it and one that trains a
+model of the wrong shape score nothing on the three runs, and the feedback names the figures that
+disagree. One that trains for real but returns a made-up curve scores nothing on the run that
+goes to its end; the two runs the grader stops once their band is reached return nothing, so
+they score the genuine training the grader measured, as the reference's do."""
 
 import pytest
 
@@ -74,6 +76,10 @@ def cheat_source(name: str) -> str:
     return source + CHEATS[name]
 
 
+# the runs the grader stops at the first checkpoint that reaches their band (the reference's do)
+STOPPED = ("test_lstm_forget_bias_5_solves_lag_25", "test_diagonal_linear_solves_lag_100")
+
+
 @pytest.mark.parametrize("name", [*CHEATS, "wrong_shape"])
 def test_a_cheat_scores_nothing_on_the_training_runs(tmp_path, name):
     folder = tmp_path / "submission"
@@ -82,7 +88,11 @@ def test_a_cheat_scores_nothing_on_the_training_runs(tmp_path, name):
     result = grade(folder, LAB.name, device="cpu", inprocess=True)
     runs = {t.name: t for t in result.tests if t.name in OUTCOME_TESTS}
     assert set(runs) == set(OUTCOME_TESTS)
-    assert {n: t.score for n, t in runs.items()} == dict.fromkeys(OUTCOME_TESTS, 0.0), [
+    if name == "made_up_curve":
+        stopped = {n: runs.pop(n) for n in STOPPED}
+        assert all(t.score == t.max_score for t in stopped.values()), [
+            (t.name, t.message) for t in stopped.values()]
+    assert {n: t.score for n, t in runs.items()} == dict.fromkeys(runs, 0.0), [
         (t.name, t.message) for t in runs.values()]
     for run in runs.values():
         assert "disagree with the grader's measurements" in run.message, run.message

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
-from rnngrade.harness.training_watch import watch_training
+from rnngrade.harness.training_watch import StopTraining, watch_training
 
 
 def small_run(steps: int, before: nn.Module | None = None) -> tuple:
@@ -59,9 +59,62 @@ def test_parameters_from_before_the_run_are_unnamed_and_names_never_collide():
 
 def test_a_run_that_never_steps_an_optimiser_is_seen_as_such():
     watched = watch_training(lambda: (nn.LSTM(2, 3), 0.99)[1], every=1)
-    assert watched == {"returned": 0.99, "steps": 0, "checkpoints": [], "final": {}}
+    assert watched == {"returned": 0.99, "steps": 0, "checkpoints": [], "final": {},
+                       "stopped": None}
     # and the hooks are gone afterwards: a later run counts from zero
     assert watch_training(lambda: small_run(2), every=5)["steps"] == 2
+
+
+def test_a_run_is_stopped_at_the_first_checkpoint_its_own_parameters_decide():
+    """``stop`` sees the watch's copies at each checkpoint after the first; once it says yes the
+    step is refused, the run returns nothing, and ``final`` is that checkpoint's parameters,
+    bit for bit those a full run has after as many updates."""
+    full = watch_training(lambda: small_run(10), every=3)
+    _, weights = full["returned"]
+    asked: list[int] = []
+
+    def stop(params: dict) -> bool:
+        asked.append(len(asked))
+        return bool(torch.equal(params["Linear.weight"], weights[6]))
+
+    watched = watch_training(lambda: small_run(10), every=3, stop=stop)
+    assert watched["stopped"] == 6 and watched["steps"] == 6 and watched["returned"] is None
+    assert asked == [0, 1]  # before steps 4 and 7; never before step 1
+    assert [step for step, _ in watched["checkpoints"]] == [1, 4, 7]
+    assert torch.equal(watched["final"]["Linear.weight"], weights[6])
+    assert full["stopped"] is None and full["steps"] == 10
+
+
+def swallowing_run(steps: int) -> str:
+    """A run that catches everything its optimiser raises, keeps stepping, then raises."""
+    torch.manual_seed(0)
+    head = nn.Linear(3, 2)
+    optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+    refused = 0
+    for _ in range(steps):
+        head(torch.ones(1, 3)).sum().backward()
+        try:
+            optimizer.step()
+        except BaseException:  # noqa: BLE001 - what a hostile run does
+            refused += 1
+    raise ValueError(f"refused {refused}")
+
+
+def test_a_stopped_run_that_swallows_the_stop_is_refused_every_later_step():
+    watched = watch_training(lambda: swallowing_run(9), every=2, stop=lambda params: True)
+    assert watched["stopped"] == 2 and watched["steps"] == 2 and watched["returned"] is None
+    assert [step for step, _ in watched["checkpoints"]] == [1, 3]
+    assert watched["final"] is watched["checkpoints"][-1][1]
+    assert issubclass(StopTraining, BaseException) and not issubclass(StopTraining, Exception)
+
+
+def test_a_stop_that_fails_never_stops_the_run():
+    def broken(params: dict) -> bool:
+        raise RuntimeError("the submission's model does not build")
+
+    watched = watch_training(lambda: small_run(5), every=2, stop=broken)
+    assert watched["stopped"] is None and watched["steps"] == 5
+    assert len(watched["returned"][0]) == 5
 
 
 def test_lab10s_watched_run_in_the_jailed_worker_is_measured_alike_on_the_trusted_side(sandbox):
@@ -89,3 +142,11 @@ def test_lab10s_watched_run_in_the_jailed_worker_is_measured_alike_on_the_truste
     assert [step for step, _ in figures["losses"]] == [1, 3, 5]
     for step, loss in figures["losses"]:
         assert abs(loss - losses[step - 1]) <= 1e-6 * abs(loss)
+    # a band reached: stopped in the worker at the first checkpoint that reaches it, and the
+    # trusted side measures that checkpoint (the accuracy the worker's model saw)
+    x, y = trusted.call_helper("recall_seeded", (1000, 3, 12345)).value
+    stopped = runner.call_helper("train_recall_observed",
+                                 ("lstm", 3, 5.0, 40, 0, 4, (x, y, 0.0))).value
+    assert stopped["stopped"] == 4 and stopped["steps"] == 4 and stopped["returned"] is None
+    figures = trusted.call_helper("recall_figures", ("lstm", 3, 0, stopped)).value
+    assert figures["problem"] == "" and [step for step, _ in figures["losses"]] == [1, 5]

@@ -129,14 +129,46 @@ def _role(module: Any, name: str) -> str:
 
 @helper
 def train_recall_observed(module: Any, kind: str, lag: int, forget_bias: float, updates: int,
-                          seed: int, every: int, recorded: list | None = None) -> dict:
+                          seed: int, every: int, recorded: list | None = None,
+                          reach: Any = None) -> dict:
     """``train_recall_alone(...)`` watched from outside the submission
     (``rnngrade.harness.training_watch``): what it returned, the optimiser's steps, the
     parameters before every ``every``-th update and after training, named as in the README's
-    model (``_role``)."""
+    model (``_role``). ``reach``: ``(x, y, accuracy)``, the grader's test set and a band
+    "reached by the last update": the run stops at the first checkpoint whose parameters,
+    loaded into the README's model, reach it on that set (``_reaches``)."""
+    stop = _reaches(module, kind, *reach) if reach is not None else None
     return watch_training(
         lambda: train_recall_alone(module, kind, lag, forget_bias, updates, seed, recorded),
-        every, _role)
+        every, _role, stop)
+
+
+def _reaches(module: Any, kind: str, x: Any, y: Any, accuracy: float) -> Any:
+    """Whether a checkpoint's parameters score at least ``accuracy`` on ``(x, y)``: built
+    before the run (with the global generators left as they were), evaluated without gradients
+    on the run's own thread count; None when the model cannot be built (no stop)."""
+    try:
+        with torch.random.fork_rng(devices=[]):
+            model, logits = _recall_model(module, kind)
+    except Exception:  # noqa: BLE001 - the submission's DiagLinearRecurrence fails: no stop
+        return None
+    x, y = torch.as_tensor(x), torch.as_tensor(y)
+    n = len(y)
+    allowed = next((w for w in range(n, -1, -1) if (n - w) / n >= accuracy), -1)  # wrong ones
+
+    def reached(params: dict) -> bool:
+        if _load(model, params):
+            return False
+        wrong = 0
+        with torch.no_grad():  # a tenth at a time: no more once too many are wrong
+            for start in range(0, n, max(1, n // 10)):
+                rows = slice(start, start + max(1, n // 10))
+                wrong += int((logits(x[rows]).argmax(-1) != y[rows]).sum())
+                if wrong > allowed:
+                    return False
+        return True
+
+    return reached
 
 
 def _recall_model(module: Any, kind: str) -> tuple[nn.ModuleDict, Any]:
@@ -190,7 +222,8 @@ def recall_figures(module: Any, kind: str, lag: int, seed: int, run: Any) -> dic
     one thread and the global generators left as they were: ``"losses"``, ``[update, loss]`` of
     each checkpoint's parameters on the batch that update drew (the README's data:
     ``Generator().manual_seed(seed + 1)``); ``"accuracy"``, of the final parameters on the
-    README's test set (None when they do not load, and ``"problem"`` says why)."""
+    README's test set (None when they do not load, and ``"problem"`` says why) — after the run's
+    last update, or at the checkpoint where the watch stopped it (``run["stopped"]``)."""
     figures: dict[str, Any] = {"losses": [], "accuracy": None, "problem": ""}
     checkpoints = run.get("checkpoints") if isinstance(run, dict) else None
     threads = torch.get_num_threads()

@@ -327,6 +327,11 @@ EVERY = 20  # the parameters are measured before updates 1, 21, ..., 381 and aft
 # far more (a chance-level model's loss is 2.08 where a trained one's is < 0.05).
 AGREE_LOSS = Tolerance(1e-5, 1e-3, "a loss computed by other code on the same parameters")
 AGREE_ACCURACY = 0.002  # two of the 1,000 test sequences
+# A band "reach ≥ 95%" is decided at the first checkpoint where the run's parameters reach it:
+# the watch stops the run there, and the trusted side measures that checkpoint. The watch's own
+# evaluation runs beside the submission (its DiagLinearRecurrence for "lin"), so it stops only
+# with 5 of the 1,000 test sequences to spare (rounding flips one or two argmaxes at most).
+STOP_MARGIN = 0.005
 
 
 def solved_from(losses: list[float]) -> int:
@@ -338,21 +343,38 @@ def solved_from(losses: list[float]) -> int:
     return -1
 
 
-def measured_run(proxy, reference, args: tuple, recorded: list | None = None
-                 ) -> tuple[dict, dict]:
+def measured_run(proxy, reference, args: tuple, recorded: list | None = None,
+                 reach: float | None = None) -> tuple[dict, dict]:
     """``train_recall(*args)`` run by ``proxy`` and watched from outside it (``recorded``: see
     ``recall_stand_in``), and what the grader measures of the parameters its optimiser stepped
     (``helpers.recall_figures``, with the reference's modules on the README's data): the
-    watched run and the figures."""
+    watched run and the figures. ``reach``: a test accuracy that decides the run once reached
+    (a band "≥"): the watch stops the run at the first checkpoint that reaches it on the
+    README's test set (drawn here, by the reference)."""
     kind, lag, _, _, seed = args
-    run = proxy.helper("train_recall_observed", *args, EVERY, recorded)
+    test = None
+    if reach is not None:
+        x, y = reference.helper("recall_seeded", 1000, lag, 12345)
+        test = (x, y, reach + STOP_MARGIN)
+    run = proxy.helper("train_recall_observed", *args, EVERY, recorded, test)
     return run, reference.helper("recall_figures", kind, lag, seed, run)
 
 
-def disagreements(run, figures: dict) -> list[str]:
+def stopped_at(run) -> int | None:
+    """The update after which the watch stopped the run (a checkpoint's, before the last
+    update); None when it ran to its end, or when the worker's answer is no such update."""
+    stopped = run.get("stopped") if isinstance(run, dict) else None
+    return stopped if type(stopped) is int and 0 < stopped < UPDATES and \
+        stopped % EVERY == 0 else None
+
+
+def disagreements(run, figures: dict, stopped: int | None = None) -> list[str]:
     """Where the figures train_recall returned disagree with the grader's: the optimiser's
     steps, test_acc, the loss at each measured update, and ``solved`` against the README's rule
-    on the losses returned."""
+    on the losses returned. ``stopped``: the update where the grader stopped the run (then
+    nothing was returned)."""
+    if stopped is not None:
+        return []  # stopped by the grader once decided: nothing returned, nothing to compare
     returned = run.get("returned") if isinstance(run, dict) else None
     try:
         acc, solved, losses = returned
@@ -397,13 +419,20 @@ def recall_run(student, reference, outcome, kind: str, lag: int, forget_bias: fl
     """Train with the submission's train_recall, watched, and grade the test accuracy the
     grader measures of its trained parameters against the band; every figure train_recall
     returns must agree with the grader's measurements (README, "Recall"). The measured loss
-    curve is drawn beside the reference's."""
+    curve is drawn beside the reference's. A band "≥" is reached by update 400: the run stops
+    at the first checkpoint that reaches it (the verdict cannot change after), and that update
+    is reported; a band "≤" is the accuracy after the last update, so that run goes to its
+    end."""
     args = (kind, lag, forget_bias, UPDATES, outcome.seed)
     recorded = recall_stand_in(student, reference, lag, UPDATES, outcome.seed)
-    run, figures = measured_run(student, reference, args, recorded)
+    run, figures = measured_run(student, reference, args, recorded,
+                                threshold if bound == "≥" else None)
     ref = outcome.reference_value(("measured", EVERY, *args),
                                   lambda: reference_figures(reference, args))
-    context = f"after {UPDATES} updates at lag {lag}, on 1,000 test sequences"
+    stopped = stopped_at(run) if bound == "≥" else None  # a band "≤" is never stopped
+    context = (f"at update {stopped}, where the band was reached and the run stopped (lag "
+               f"{lag}, 1,000 test sequences)" if isinstance(stopped, int) else
+               f"after {UPDATES} updates at lag {lag}, on 1,000 test sequences")
     if figures["problem"]:
         context += f" (not measured: {figures['problem']})"
     outcome.measure("test accuracy", figures["accuracy"], bound=bound, threshold=threshold,
@@ -413,10 +442,12 @@ def recall_run(student, reference, outcome, kind: str, lag: int, forget_bias: fl
                     reference_curve=ref["losses"],
                     curve_label=f"training loss at every {EVERY}th update, measured from the "
                                 "parameters")
-    found = disagreements(run, figures)
+    found = disagreements(run, figures, stopped)
     outcome.measure("figures returned that disagree with the grader's measurements",
                     float(len(found)), bound="≤", threshold=0.0,
                     context=("(" + "; ".join(found) + ")" if found else
+                             f"(none returned: the run was stopped once decided; the reference "
+                             f"solved at {ref['solved']})" if isinstance(stopped, int) else
                              f"(test_acc, solved, the losses at every {EVERY}th update; the "
                              f"reference solved at {ref['solved']})"))
     outcome.verdict(hint=hint)
