@@ -52,6 +52,8 @@ def test_helpers_count_by_the_functions_they_name_unless_they_may_run_anything()
     known = uses(SOURCE)
     losses = ("helper:perturbed_losses", ("loss", (1,), [], [], 1e-5))
     assert called_names([("forward", ()), losses], known) == {"forward", "loss"}
+    directional = ("helper:directional_losses", ("loss", (1,), [], [], 1e-5))
+    assert called_names([("forward", ()), directional], known) == {"forward", "loss"}
     assert called_names([("helper:on_cache", ("cell", (), "forward", (), 2))], known) == {
         "cell", "forward"}
     assert called_names([("forward", ()), ("helper:train_alone", ("cell",))], known) is None

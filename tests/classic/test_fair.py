@@ -78,8 +78,8 @@ def test_verdicts_messages_and_notes(fixture, lab):
 
 def test_no_grader_internal_name_reaches_a_student():
     """Helper names of the grader never appear in what a student reads."""
-    internal = ("on_cache", "perturbed_losses", "call_and_mutated", "set_on_module", "autograd",
-                "on_own_cache", "on_classic_cache", "rnngrade")
+    internal = ("on_cache", "perturbed_losses", "directional_losses", "call_and_mutated",
+                "set_on_module", "autograd", "on_own_cache", "on_classic_cache", "rnngrade")
     for fixture, labs in FIXTURES.items():
         for lab in labs:
             result = graded(fixture, lab)

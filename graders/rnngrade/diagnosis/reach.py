@@ -16,7 +16,8 @@ from typing import Any
 
 # Generic worker helpers that run exactly the module functions named in their arguments
 # (``rnngrade.harness.worker_helpers``); any other helper may run anything.
-NAMING_HELPERS = frozenset({"perturbed_losses", "autograd", "call_each", "on_cache"})
+NAMING_HELPERS = frozenset({"perturbed_losses", "directional_losses", "autograd", "call_each",
+                            "on_cache"})
 
 Definitions = dict[str, str]  # top-level name → ast.dump of its definition
 

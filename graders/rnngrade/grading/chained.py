@@ -22,9 +22,14 @@ from rnngrade.errors import GraderError
 from rnngrade.grading.keys import LAB_ASSETS
 from rnngrade.harness.checks.compare import CheckFailure
 from rnngrade.harness.checks.gradcheck import (
+    DIRECTIONAL_RTOL,
+    DIRECTIONS,
     OutputLoss,
     central_differences,
+    directional_differences,
+    directional_error,
     locate,
+    random_directions,
     relative_error,
     sample_indices,
 )
@@ -62,22 +67,26 @@ def reference_module(lab: str) -> Any:
     return current_item().config.stash[LAB_ASSETS](lab).reference
 
 
-def reference_differences(lab: str, loss: OutputLoss, args: tuple, where: list
-                          ) -> list[np.ndarray]:
-    """``central_differences`` through the lab's reference (trusted side), memoised when the
-    session keeps a memo. Found through the running item, not captured: a probe that calls
-    this stays digestible, so its own results are memoised too."""
+def reference_differences(lab: str, loss: OutputLoss, args: tuple, where: list,
+                          directional: bool = False) -> list[np.ndarray]:
+    """``central_differences`` (``directional_differences`` when ``directional``) through the
+    lab's reference (trusted side), memoised when the session keeps a memo. Found through the
+    running item, not captured: a probe that calls this stays digestible, so its own results
+    are memoised too."""
     from rnngrade.grading.memo import EXPECTATION_MEMO
     from rnngrade.harness.checks.plugin import current_item
 
+    differences = directional_differences if directional else central_differences
+
     def run() -> list[np.ndarray]:
-        return central_differences(ModuleProxy(InProcessRunner(reference_module(lab))), loss,
-                                   args, where)
+        return differences(ModuleProxy(InProcessRunner(reference_module(lab))), loss, args,
+                           where)
 
     memo = current_item().config.stash.get(EXPECTATION_MEMO, None)
     if memo is None:
         return run()
-    key = memo.key("central differences of the reference", None, args, (lab, loss, where))
+    what = "directional" if directional else "central"
+    key = memo.key(f"{what} differences of the reference", None, args, (lab, loss, where))
     return memo.compute(key, "reference", run, shared=True)  # only read
 
 
@@ -188,6 +197,95 @@ def run_chained(student: Any, chain: Chain, args: tuple,
         return value
 
 
+@dataclass(frozen=True)
+class GradientCheck:
+    """What a gradient check compares, drawn once for every module it runs on
+    (``plan_gradient_check``). share: the tolerance's allowance on 1 per unit of
+    ``DIRECTIONAL_RTOL``."""
+
+    loss: OutputLoss
+    shapes: dict[str, tuple[int, ...]]
+    paths: dict[str, tuple]
+    picks: dict[str, list[tuple[int, ...]]]
+    directions: dict[str, list[np.ndarray]]
+    share: float
+
+    def along_directions(self, m: Any, a: tuple, mine: dict, lab: str | None) -> dict | None:
+        """The probe's passing result when every gradient agrees along its directions; None
+        when one does not, or cannot be read (the entry-wise check then says what is wrong)."""
+        try:
+            gradients = {key: np.asarray(mine[key], dtype=np.float64)
+                         for key in self.directions}
+        except Exception:  # noqa: BLE001 - whatever the student returned
+            return None
+        if any(g.shape != self.shapes[key] for key, g in gradients.items()):
+            return None
+        where = [(self.paths[key], self.directions[key]) for key in self.directions]
+        try:
+            found = (directional_differences(m, self.loss, a, where) if lab is None
+                     else reference_differences(lab, self.loss, a, where, directional=True))
+        except StudentError as exc:
+            if exc.kind not in _RETRIED:
+                raise  # a time or memory limit would only be hit again
+            return None
+        except CheckFailure:
+            return None
+        result = {key: np.ones(shape) for key, shape in self.shapes.items()}
+        for key, numeric in zip(self.directions, found):
+            worst = max(directional_error(gradients[key], v, float(d))
+                        for v, d in zip(self.directions[key], numeric))
+            if not worst <= DIRECTIONAL_RTOL:  # NaN fails too
+                return None
+            result[key][self.picks[key][0]] = 1.0 + worst * self.share
+        return result
+
+    def entrywise(self, m: Any, a: tuple, mine: dict, lab: str | None) -> dict:
+        """Per key, ``1 + relative error`` at the sampled entries and 1 elsewhere; a gradient
+        of the wrong shape as it is."""
+        usable = [key for key, shape in self.shapes.items()
+                  if (value := mine[key]) is not None and np.shape(value) == shape]
+        where = [(self.paths[key], self.picks[key]) for key in usable]
+        numeric = {}
+        if usable:  # every entry's L(θ ± ε) in one call beside the module, on copies
+            found = (central_differences(m, self.loss, a, where) if lab is None
+                     else reference_differences(lab, self.loss, a, where))
+            numeric = dict(zip(usable, found))
+        result = {}
+        for key, shape in self.shapes.items():
+            if key not in numeric:
+                result[key] = mine[key]  # a gradient of the wrong shape is compared as it is
+                continue
+            value = mine[key]
+            assert value is not None  # only usable keys have differences
+            analytic = np.array([value[i] for i in self.picks[key]], dtype=np.float64)
+            agreement = np.ones(shape)
+            for index, error in zip(self.picks[key], relative_error(analytic, numeric[key])):
+                agreement[index] = 1.0 + error
+            result[key] = agreement
+        return result
+
+
+def plan_gradient_check(reference: Any, backward: Callable[..., Any], loss: OutputLoss,
+                        args: tuple, targets: dict, rng: np.random.Generator, tol: Tolerance,
+                        count: int = 6) -> GradientCheck:
+    """The entries and directions of ``expect_gradient_check`` (its arguments), drawn from
+    ``rng``: the entries first, so they are the ones the entry-wise check always sampled."""
+    wanted = backward(reference, *args)
+    picks = {}
+    for key, (array, allowed) in targets.items():
+        size = np.abs(np.asarray(wanted[key], dtype=np.float64))
+        mask = size >= 1e-2 * size.max()  # away from zero: numerical noise stays below 1e-7
+        if allowed is not None:
+            mask &= allowed
+        picks[key] = sample_indices(array.shape, count, rng, mask)
+    directions = {key: random_directions(array.shape, DIRECTIONS, rng, allowed)
+                  for key, (array, allowed) in targets.items() if picks[key]}
+    return GradientCheck(loss, {key: array.shape for key, (array, _) in targets.items()},
+                         {key: locate(array, args[:loss.arity])
+                          for key, (array, _) in targets.items()}, picks, directions,
+                         float(tol.allowed(np.float64(1.0))) / DIRECTIONAL_RTOL)
+
+
 def expect_gradient_check(check: Any, reference: Any, name: str, backward: Callable[..., Any],
                           loss: OutputLoss, args: tuple, targets: dict, rng: np.random.Generator,
                           tol: Tolerance, count: int = 6, chain: Chain | None = None) -> None:
@@ -200,50 +298,29 @@ def expect_gradient_check(check: Any, reference: Any, name: str, backward: Calla
     student's own forward pass (differences of that pass), or by the reference's (a classic
     cache, and differences of the reference's forward pass, taken on the trusted side).
 
-    Up to ``count`` entries per key are sampled where the reference's gradient is not
-    (structurally or nearly) zero, the same entries for every module. The probe returns, per key,
-    ``1 + relative error`` (the labs' |a − n| / max(|a|, |n|, 1e-12)) at the sampled entries and 1
-    elsewhere, expected to be 1; a gradient of the wrong shape is returned as it is, so the check
-    reports it. Running the same probe on a mutant reproduces the mutant's own inconsistency, so
-    the diagnosis names the mistake, whether it sits in the backward or the forward pass.
+    First along ``DIRECTIONS`` random unit directions per key over the whole array (zero off
+    the mask; ``gradcheck.py`` says why these suffice): when every key agrees, the check passes
+    and the probe returns ones with ``1 + error`` scaled to the tolerance's share at the first
+    sampled entry of each key, so the check's margin is the directional one. Otherwise the
+    entry-wise check decides, and the report, the stand-in retry and the diagnosis are what
+    they were without the directional one: up to ``count`` entries per key are sampled where
+    the reference's gradient is not (structurally or nearly) zero, the same entries for every
+    module. The probe then returns, per key, ``1 + relative error`` (the labs' |a − n| /
+    max(|a|, |n|, 1e-12)) at the sampled entries and 1 elsewhere, expected to be 1; a gradient
+    of the wrong shape is returned as it is, so the check reports it. Running the same probe on
+    a mutant reproduces the mutant's own inconsistency, so the diagnosis names the mistake,
+    whether it sits in the backward or the forward pass.
     """
-    wanted = backward(reference, *args)
-    picks = {}
-    for key, (array, allowed) in targets.items():
-        size = np.abs(np.asarray(wanted[key], dtype=np.float64))
-        mask = size >= 1e-2 * size.max()  # away from zero: numerical noise stays below 1e-7
-        if allowed is not None:
-            mask &= allowed
-        picks[key] = sample_indices(array.shape, count, rng, mask)
-    paths = {key: locate(array, args[:loss.arity]) for key, (array, _) in targets.items()}
-    shapes = {key: array.shape for key, (array, _) in targets.items()}
+    sampled = plan_gradient_check(reference, backward, loss, args, targets, rng, tol, count)
+    shapes = sampled.shapes
 
     def gradient_probe(grads_of: Callable[..., Any], lab: str | None) -> Callable[..., Any]:
         """lab None: differences through the module itself; else through the lab's reference."""
         def probe(m: Any, *a: Any) -> dict:
             grads = grads_of(m, *a)
             mine = {key: grads.get(key) if isinstance(grads, dict) else grads for key in shapes}
-            usable = [key for key, shape in shapes.items()
-                      if (value := mine[key]) is not None and np.shape(value) == shape]
-            where = [(paths[key], picks[key]) for key in usable]
-            numeric = {}
-            if usable:  # every entry's L(θ ± ε) in one call beside the module, on copies
-                found = (central_differences(m, loss, a, where) if lab is None
-                         else reference_differences(lab, loss, a, where))
-                numeric = dict(zip(usable, found))
-            result = {}
-            for key, shape in shapes.items():
-                if key not in numeric:
-                    result[key] = mine[key]  # a gradient of the wrong shape is compared as it is
-                    continue
-                value = mine[key]
-                assert value is not None  # only usable keys have differences
-                analytic = np.array([value[i] for i in picks[key]], dtype=np.float64)
-                agreement = np.ones(shape)
-                for index, error in zip(picks[key], relative_error(analytic, numeric[key])):
-                    agreement[index] = 1.0 + error
-                result[key] = agreement
-            return result
+            passed = sampled.along_directions(m, a, mine, lab)
+            return passed if passed is not None else sampled.entrywise(m, a, mine, lab)
         return probe
 
     def ones(*a: Any) -> dict:

@@ -211,6 +211,35 @@ def perturbed_losses(module: Any, function: str, args: tuple, weights: list,
     saying why. Each evaluation sees a fresh copy of the perturbed arguments; every entry is
     restored bit-exactly before the next.
     """
+    def steps(x: np.ndarray, indices: list) -> Any:
+        for index in indices:
+            index = tuple(int(i) for i in index)
+            original = x[index]
+            yield index, original + eps, original - eps, original
+
+    return _losses_along(module, function, args, weights, targets, steps)
+
+
+@helper
+def directional_losses(module: Any, function: str, args: tuple, weights: list,
+                       targets: list, eps: float) -> Any:
+    """``perturbed_losses`` along whole-array directions: ``targets`` pairs a path with a list
+    of directions ``v`` (arrays of the target's shape), and the answer gives, per target,
+    ``[L(x + εv), L(x − εv)]`` for each direction (the whole array moves at once)."""
+    def steps(x: np.ndarray, directions: list) -> Any:
+        for v in directions:
+            v = np.asarray(v, dtype=np.float64)
+            original = x.copy()
+            yield ..., original + eps * v, original - eps * v, original
+
+    return _losses_along(module, function, args, weights, targets, steps)
+
+
+def _losses_along(module: Any, function: str, args: tuple, weights: list, targets: list,
+                  steps: Callable[[np.ndarray, list], Any]) -> Any:
+    """Per target ``[path, spec]``: ``[L(plus), L(minus)]`` for each ``(where, plus, minus,
+    original)`` that ``steps(x, spec)`` yields, the array ``x`` at ``path`` set to ``plus``
+    and ``minus`` at ``where`` and restored to ``original`` after."""
     args = _fresh(tuple(args))
     forward = getattr(module, function)
     pairs = [(int(k), np.asarray(w)) for k, w in weights]
@@ -230,19 +259,17 @@ def perturbed_losses(module: Any, function: str, args: tuple, weights: list,
 
     per_target = []
     try:
-        for path, indices in targets:
+        for path, spec in targets:
             x: Any = args  # then an entry inside the arguments, then the array itself
             for step in path:
                 x = x[step]
             losses = []
-            for index in indices:
-                index = tuple(int(i) for i in index)
-                original = x[index]
-                x[index] = original + eps
+            for where, plus_value, minus_value, original in steps(x, spec):
+                x[where] = plus_value
                 plus = loss()
-                x[index] = original - eps
+                x[where] = minus_value
                 minus = loss()
-                x[index] = original
+                x[where] = original
                 losses.append([plus, minus])
             per_target.append(losses)
     except _Unusable as problem:
