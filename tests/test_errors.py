@@ -25,9 +25,10 @@ from rnngrade.errors import (
 
 PACKAGE = Path(rnngrade.__file__).parent
 # Exceptions that are not errors of a command: outcomes of a student's call or check (graded,
-# never raised out of the grader) and internal signals (sandbox, memo), handled where raised.
+# never raised out of the grader) and internal signals (sandbox, memo, a watched training run's
+# refused step), handled where raised.
 NOT_ERRORS = {"StudentError", "CheckFailure", "ProtocolError", "ChannelClosed", "ChannelTimeout",
-              "IsolationError", "Undigestable"}
+              "IsolationError", "Undigestable", "StopTraining"}
 
 
 def exception_classes() -> list[type[BaseException]]:

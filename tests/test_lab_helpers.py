@@ -24,7 +24,10 @@ def test_lab_helpers_stay_with_their_lab():
     assert "sample_seeded" not in lab7.helpers and "count_work" not in lab6.helpers
     assert "sample_seeded" not in GENERIC.helpers and "table_lm" not in GENERIC.functions
     assert {"autograd", "on_cache"} <= set(lab6.helpers) & set(GENERIC.helpers)
-    assert lab_helpers("lab1").source == ""  # no helpers of its own: the generic ones
+    lab1 = lab_helpers("lab1")  # the generic ones, its softmax stand-in, and rnn_utils
+    assert set(lab1.registry.helpers) == set(GENERIC.helpers)
+    assert set(lab1.registry.functions) == set(GENERIC.functions) | {"stand_in_softmax"}
+    assert lab1.source.count("platform_module(") == 1  # rnn_utils, less its softmax
 
 
 def test_a_helper_file_registers_with_decorators():
@@ -51,3 +54,15 @@ def test_a_broken_helpers_file_is_the_grader_s_fault(tmp_path: Path, body: str,
     with toy_course(tmp_path, files):
         with pytest.raises(SuiteError, match=complaint):
             lab_helpers(TOY)
+
+
+def test_lab1s_softmax_stand_in_is_a_correct_softmax_over_axis_0():
+    """It answers every call a classic cell makes while rnn_cell_forward is checked again, so it
+    must be the contract's softmax: columns sum to 1, no overflow at ±1000, the input's dtype."""
+    import numpy as np
+
+    softmax = lab_helpers("lab1").registry.functions["stand_in_softmax"]()
+    x = np.array([[1000.0, -1000.0, 0.0], [999.0, -1000.0, 1.0]])
+    expected = np.exp(x - x.max(axis=0)) / np.exp(x - x.max(axis=0)).sum(axis=0)
+    np.testing.assert_allclose(softmax(x), expected, rtol=1e-12)  # float64: rounding only
+    assert softmax(x.astype(np.float32)).dtype == np.float32

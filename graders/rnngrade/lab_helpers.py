@@ -67,6 +67,24 @@ def course_platform_files(root: Path | None = None) -> list[Path]:
         f"{PLATFORM_PREFIX}*.py"))
 
 
+# Words of graded functions' names that do not tell which function a helper would answer.
+PLAIN_WORDS = frozenset({"cell", "step", "forward", "backward", "batch", "params", "loss", "text",
+                         "sequence", "init", "of", "and", "with", "to", "from", "by", "fn"})
+
+
+def name_words(name: str) -> frozenset[str]:
+    """The words of a snake_case name."""
+    return frozenset(w for w in name.lower().split("_") if w)
+
+
+def named_like(name: str, graded: str, strict: bool) -> bool:
+    """Whether a function ``name`` reads as ``graded`` (``strict``: only the same words)."""
+    words, theirs = name_words(name), name_words(graded)
+    if not words or words == theirs:
+        return bool(words)
+    return not strict and words < theirs and bool(words - PLAIN_WORDS)
+
+
 def platform_name(path: Path) -> str:
     """The import name a platform module's file gives (``platform_utils.py``: ``utils``)."""
     return path.stem.removeprefix(PLATFORM_PREFIX)
@@ -78,8 +96,6 @@ def platform_source(lab: Lab, source: str) -> str:
     lab 1's ``softmax``, and lab 5's ``masked_softmax`` withholds a plain ``softmax`` too), whose
     names are listed in ``__withheld__`` instead (the worker binds each to a function that says
     it is not given: ``harness.source.standins``)."""
-    from rnngrade.release.worker_audit import named_like  # the audit imports this module
-
     tree = ast.parse(source)
     withheld = [node.name for node in tree.body
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
@@ -108,12 +124,12 @@ def build_lab_helpers(lab_name: str, source: str | None, path: Path,
     if source is None and not modules:
         return LabHelpers("", "")
     filename = f"<{lab_name} helpers>"
-    shipped = shipped_source(source or "")
-    if modules:
-        shipped += "\nfrom rnngrade.harness.worker_helpers import platform_module\n" + "".join(
-            f"platform_module({name!r}, {shipped_source(text)!r})\n"
-            for name, text in sorted(modules.items()))
     try:
+        shipped = shipped_source(source or "")
+        if modules:
+            shipped += ("\nfrom rnngrade.harness.worker_helpers import platform_module\n"
+                        + "".join(f"platform_module({name!r}, {shipped_source(text)!r})\n"
+                                  for name, text in sorted(modules.items())))
         registry = with_lab_helpers(shipped, filename)
     except Exception as exc:
         raise SuiteError(f"{path}: the lab's helpers do not load: "

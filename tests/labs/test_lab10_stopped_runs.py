@@ -60,7 +60,7 @@ def run_both_ways(suite, module, reference, kind: str, lag: int, forget_bias: fl
     x, y = helpers["recall_seeded"](reference, 1000, lag, 12345)
     results = []
     for reach in (None, (x, y, 0.95 + tests.STOP_MARGIN)):
-        run = helpers["train_recall_observed"](module, *args, tests.EVERY, reach)
+        run = helpers["train_recall_observed"](module, *args, tests.EVERY, None, reach)
         figures = helpers["recall_figures"](reference, kind, lag, seed, run)
         results.append({"accuracy": figures["accuracy"], "stopped": tests.stopped_at(run),
                         "losses": figures["losses"], "run": run})

@@ -146,7 +146,7 @@ def test_lab10s_watched_run_in_the_jailed_worker_is_measured_alike_on_the_truste
     # trusted side measures that checkpoint (the accuracy the worker's model saw)
     x, y = trusted.call_helper("recall_seeded", (1000, 3, 12345)).value
     stopped = runner.call_helper("train_recall_observed",
-                                 ("lstm", 3, 5.0, 40, 0, 4, (x, y, 0.0))).value
+                                 ("lstm", 3, 5.0, 40, 0, 4, None, (x, y, 0.0))).value
     assert stopped["stopped"] == 4 and stopped["steps"] == 4 and stopped["returned"] is None
     figures = trusted.call_helper("recall_figures", ("lstm", 3, 0, stopped)).value
     assert figures["problem"] == "" and [step for step, _ in figures["losses"]] == [1, 5]

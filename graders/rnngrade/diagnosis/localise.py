@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -370,15 +371,15 @@ def localise(function: str, check: str, reference_function: Any,
 def localise_check(student: ModuleProxy, reference: ModuleProxy, function: str, check: str,
                    probe: Callable[..., Any], args: tuple, reference_args: tuple,
                    comparisons: list[Any], names: tuple[str, ...] | None, atol: float,
-                   rtol: float, trusted: Callable[[Callable[[], Any]], Any] | None = None
+                   rtol: float, trusted: Callable[[Callable[[], Any]], Any] | None = None,
+                   guard: Callable[[], AbstractContextManager[Any]] = nullcontext
                    ) -> list[Diagnosis]:
     """The localisation of a failed check (``[]`` when there is nothing to say): the probe run
-    again on the student with ``function``'s locals captured (the grader's time, never the
-    student's), and on the reference (``trusted``: how the caller memoises a trusted value)."""
-    from rnngrade.grading.budget import grader_work
-
+    again on the student with ``function``'s locals captured (inside ``guard``: the caller
+    charges that to the grader's time, never the student's), and on the reference (``trusted``:
+    how the caller memoises a trusted value)."""
     try:
-        with grader_work():
+        with guard():
             mine = capture(student, function, probe, args)
         if not mine:
             theirs: dict[str, np.ndarray] = {}

@@ -29,7 +29,12 @@ from rnngrade.diagnosis.reach import AttemptLog, Reach, called_names
 from rnngrade.diagnosis.structural import explain_unmatched
 from rnngrade.errors import SuiteError
 from rnngrade.grading import budget as budgets
-from rnngrade.grading.budget import DIAGNOSIS_SKIPPED, DIAGNOSIS_SKIPPED_NOTE, Budget
+from rnngrade.grading.budget import (
+    DIAGNOSIS_SKIPPED,
+    DIAGNOSIS_SKIPPED_NOTE,
+    Budget,
+    grader_work,
+)
 from rnngrade.grading.chained import add_note
 from rnngrade.grading.memo import ExpectationMemo
 from rnngrade.grading.precision import promote as promote_args
@@ -237,7 +242,8 @@ class Checker:
             student, self.reference, function, name, probe, args,
             promote_args(args) if promote else args, comparisons, names, tol.atol, tol.rtol,
             lambda run: self._trusted("reference", self._key(f"{name} locals", probe, args,
-                                                              promote), run))
+                                                              promote), run),
+            guard=grader_work)
 
     def _explained(self, explain: Callable[[], None]) -> bool:
         """Run ``explain`` (a diagnosis) on the grader's time: False when that ran out first,

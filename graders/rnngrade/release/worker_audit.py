@@ -33,13 +33,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from rnngrade.lab_helpers import HELPERS_FILE, platform_files, platform_source, shipped_source
+from rnngrade.lab_helpers import (
+    HELPERS_FILE,
+    named_like,
+    platform_files,
+    platform_source,
+    shipped_source,
+)
 from rnngrade.labs import Lab, available_labs
 
 MIN_NODES = 12  # a one-statement reference body smaller than this says nothing (``return x``)
-# Words of graded functions' names that do not tell which function a helper would answer.
-PLAIN_WORDS = frozenset({"cell", "step", "forward", "backward", "batch", "params", "loss", "text",
-                         "sequence", "init", "of", "and", "with", "to", "from", "by", "fn"})
 # Functions of the worker's own modules named as some lab's graded function by coincidence.
 NAMED_ALIKE = {("codec.py", "encode"): "the protocol's encoder of plain data"}
 
@@ -55,10 +58,6 @@ class Answer:
 
     def __str__(self) -> str:
         return f"{self.where}: {self.function} ({self.why}: {self.graded})"
-
-
-def name_words(name: str) -> frozenset[str]:
-    return frozenset(w for w in name.lower().split("_") if w)
 
 
 class _Normalise(ast.NodeTransformer):
@@ -137,14 +136,6 @@ def graded_functions(lab: Lab, root: Path) -> list[Graded]:
             body = ()  # too small to tell a copy from a coincidence
         graded.append(Graded(lab.name, name, body))
     return graded
-
-
-def named_like(name: str, graded: str, strict: bool) -> bool:
-    """Whether a function ``name`` reads as ``graded`` (``strict``: only the same words)."""
-    words, theirs = name_words(name), name_words(graded)
-    if not words or words == theirs:
-        return bool(words)
-    return not strict and words < theirs and bool(words - PLAIN_WORDS)
 
 
 def answers_in(source: str, where: str, graded: list[Graded], *,
