@@ -37,16 +37,20 @@ def test_reference_full_marks_and_stub_zero_without_the_training_runs():
 
 
 @pytest.mark.slow
-def test_a_wrong_half_life_costs_only_the_closed_forms(tmp_path):
-    """half_life as the time constant: forget_bias_half_life, gru_half_life and lru_half_life
-    call it, and keep their points (the reference's half_life stands in for them)."""
-    mutant = next(m for m in load_mutant_table(LAB.suite_dir() / "mutants.py")
-                  if m.name == "half_life_is_time_constant")
+def _graded_mutant(tmp_path, name: str):
+    """The reference with the known mistake ``name`` in it, graded without the training runs."""
+    mutant = next(m for m in load_mutant_table(LAB.suite_dir() / "mutants.py") if m.name == name)
     source = mutant.apply(strip_markers(LAB.solution_path().read_text(encoding="utf-8")))
     folder = tmp_path / "submission"
     folder.mkdir()
     (folder / LAB.filename).write_text(source, encoding="utf-8")
-    result = grade(folder, LAB.name, device="cpu", inprocess=True, outcome=False)
+    return grade(folder, LAB.name, device="cpu", inprocess=True, outcome=False)
+
+
+def test_a_wrong_half_life_costs_only_the_closed_forms(tmp_path):
+    """half_life as the time constant: forget_bias_half_life, gru_half_life and lru_half_life
+    call it, and keep their points (the reference's half_life stands in for them)."""
+    result = _graded_mutant(tmp_path, "half_life_is_time_constant")
     lost = {t.name: (t.score, t.max_score) for t in result.tests if t.score < t.max_score
             and t.outcome != "skipped"}
     assert set(lost) == {"test_closed_forms"}, lost
@@ -102,13 +106,7 @@ def test_a_wrong_recall_batch_costs_only_its_own_tests(tmp_path):
     """The target taken from the last token: recall_batch's tests lose points, train_recall's
     first updates keep theirs (its calls of recall_batch answered with the reference's
     batches)."""
-    mutant = next(m for m in load_mutant_table(LAB.suite_dir() / "mutants.py")
-                  if m.name == "label_from_last_token")
-    source = mutant.apply(strip_markers(LAB.solution_path().read_text(encoding="utf-8")))
-    folder = tmp_path / "submission"
-    folder.mkdir()
-    (folder / LAB.filename).write_text(source, encoding="utf-8")
-    result = grade(folder, LAB.name, device="cpu", inprocess=True, outcome=False)
+    result = _graded_mutant(tmp_path, "label_from_last_token")
     lost = {t.name for t in result.tests if t.score < t.max_score and t.outcome != "skipped"}
     assert lost == {"test_recall_batch"}, lost
     first = next(t for t in result.tests if t.name == "test_train_recall_first_updates")
