@@ -40,7 +40,7 @@ def test_reference_full_marks_and_stub_zero_without_the_training_runs():
 def test_a_wrong_half_life_costs_only_the_closed_forms(tmp_path):
     """half_life as the time constant: forget_bias_half_life, gru_half_life and lru_half_life
     call it, and keep their points (the reference's half_life stands in for them)."""
-    mutant = next(m for m in load_mutant_table(LAB.suite_dir() / "mutants.py")
+    mutant = next(m for m in load_mutant_table(LAB.suite_dir() / "mutants.py").mutants
                   if m.name == "half_life_is_time_constant")
     source = mutant.apply(strip_markers(LAB.solution_path().read_text(encoding="utf-8")))
     folder = tmp_path / "submission"
@@ -102,7 +102,7 @@ def test_a_wrong_recall_batch_costs_only_its_own_tests(tmp_path):
     """The target taken from the last token: recall_batch's tests lose points, train_recall's
     first updates keep theirs (its calls of recall_batch answered with the reference's
     batches)."""
-    mutant = next(m for m in load_mutant_table(LAB.suite_dir() / "mutants.py")
+    mutant = next(m for m in load_mutant_table(LAB.suite_dir() / "mutants.py").mutants
                   if m.name == "label_from_last_token")
     source = mutant.apply(strip_markers(LAB.solution_path().read_text(encoding="utf-8")))
     folder = tmp_path / "submission"
