@@ -49,7 +49,7 @@ def sources(lab: Lab, hostile: bool = False, skip: frozenset[str] = frozenset()
     mutants_file = lab.suite_dir() / "mutants.py"
     if mutants_file.exists():
         out += [(f"mutant:{m.name}", m.apply(raw_reference))
-                for m in load_mutant_table(mutants_file)]
+                for m in load_mutant_table(mutants_file).mutants]
     out.append(("stub", lab.stub_path().read_text(encoding="utf-8")))
     if hostile and lab.name == "lab1":
         out += [(f"hostile:{name}", text) for name, text in hostile_sources().items()

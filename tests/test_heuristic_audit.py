@@ -23,7 +23,7 @@ def test_what_fires_without_known_mistakes_agrees_with_the_mistake(lab, tmp_path
                         lambda item: dataclasses.replace(assets(item), mutants=()))
     source = lab.solution_path().read_text()
     wrong = []
-    for mutant in load_mutant_table(lab.suite_dir() / "mutants.py"):
+    for mutant in load_mutant_table(lab.suite_dir() / "mutants.py").mutants:
         folder = tmp_path / mutant.name
         folder.mkdir()
         (folder / lab.filename).write_text(mutant.apply(source))

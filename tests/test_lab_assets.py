@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rnngrade.errors import SuiteError
+from rnngrade.diagnosis.mutants import load_mutant_table
+from rnngrade.errors import ExitCode, MutantError, SuiteError, exit_code_for
 from rnngrade.grading.engine import grade, grade_isolated
 from rnngrade.grading.lab_assets import lab_digest, load_lab_assets
 from rnngrade.paths import course_root
@@ -71,6 +72,51 @@ def test_a_mutant_table_that_does_not_load_leaves_diagnosis_without_mutants(cour
     (warning,) = assets.warnings
     assert "mutants.py:" in warning and "the mutant table of lab1 does not load" in warning
     assert "no mutant is used in diagnosis" in warning
+
+
+TABLE = """from rnngrade.diagnosis.mutants import Mutant
+
+MUTANTS = [
+    Mutant(name="first", function="f", description="d", hint="h"),
+    Mutant(name="second", function="f", description="d", hint="h"),
+]
+INDISTINGUISHABLE = {("first", "second"): "no check separates them"}
+"""
+
+
+def _table_error(tmp_path: Path, text: str) -> MutantError:
+    path = tmp_path / "labx" / "mutants.py"
+    path.parent.mkdir()
+    path.write_text(text)
+    with pytest.raises(MutantError) as caught:
+        load_mutant_table(path)
+    assert exit_code_for(caught.value) == ExitCode.GRADER  # the grader's fault, never 1
+    return caught.value
+
+
+def test_the_mutant_table_loads_its_mutants_and_what_no_check_separates(tmp_path):
+    path = tmp_path / "labx" / "mutants.py"
+    path.parent.mkdir()
+    path.write_text(TABLE)
+    table = load_mutant_table(path)
+    assert [m.name for m in table.mutants] == ["first", "second"]
+    assert table.indistinguishable == {frozenset({"first", "second"}): "no check separates them"}
+    assert load_mutant_table(path, TABLE.replace('"second"', '"other"')).mutants[1].name == "other"
+
+
+def test_a_broken_mutant_table_names_the_line_to_fix(tmp_path):
+    error = _table_error(tmp_path, TABLE.replace('hint="h"),\n]', 'hint="h"),\n]\n1 / 0'))
+    assert "mutants.py:7: the mutant table of labx does not load: ZeroDivisionError" in str(error)
+
+
+def test_a_duplicated_mutant_name_is_named_with_its_line(tmp_path):
+    error = _table_error(tmp_path, TABLE.replace('"second"', '"first"'))
+    assert "mutants.py:4: duplicate mutant name(s) ['first']" in str(error)
+
+
+def test_a_table_of_something_else_than_mutants_is_refused(tmp_path):
+    error = _table_error(tmp_path, TABLE + "MUTANTS.append(('first', 'f'))\n")
+    assert "MUTANTS holds tuple, not Mutant" in str(error)
 
 
 def test_a_reference_that_does_not_load_names_its_line(course_copy):

@@ -2,6 +2,7 @@
 every text escaped, junk ignored, and rendered into the page."""
 
 import math
+import re
 
 import numpy as np
 
@@ -151,3 +152,21 @@ def test_a_heatmap_appears_in_feedback_html():
     page = render_feedback_html(GradeResult("lab11", "Attention", "sub.py", 1.0, 2.0, 1.0,
                                             [test]))
     assert shaded_cells(page).count('fill-opacity="1.00"') == 3 and "<h2>Pictures</h2>" in page
+
+
+def test_the_histogram_axis_ends_on_a_round_step_at_or_above_the_tallest_bar():
+    assert plots.histogram_scale([]) == [0, 1]
+    assert plots.histogram_scale([0, 3, 2]) == [0, 1, 2, 3]
+    assert plots.histogram_scale([7]) == [0, 2, 4, 6, 8]
+    assert plots.histogram_scale([26]) == [0, 10, 20, 30]
+    assert plots.histogram_scale([30_001]) == [0, 6001, 12002, 18003, 24004, 30005]
+
+
+def test_the_histogram_draws_each_bar_to_scale_with_its_count_and_escaped_label():
+    svg = str(plots.svg_histogram([("a<b", 2), ("50", 0), ("100", 4)], "scores & more", "chart"))
+    assert svg.startswith('<svg id="chart" ') and 'aria-label="scores &amp; more"' in svg
+    heights = [float(h) for h in re.findall(r'<rect [^>]*height="([\d.]+)"', svg)]
+    plot_h = plots.HIST_H - plots.HIST_TOP - plots.HIST_BOTTOM
+    assert heights == [plot_h / 2, 0.0, plot_h]  # the axis ends at 4: 2 is half of it
+    assert [t for t in re.findall(r'class="count"[^>]*>(\d+)<', svg)] == ["2", "4"]
+    assert "a&lt;b" in svg and "a<b" not in svg

@@ -24,7 +24,8 @@ def test_every_fingerprint_names_its_own_mistake_and_the_reference_none(lab_name
     lab = get_lab(lab_name)
     vectors_path = lab.public_fixture_path()
     vectors, prints = PublicVectors(vectors_path), PublicVectors(fingerprints_path(vectors_path))
-    texts = {m.name: m.description for m in load_mutant_table(lab.suite_dir() / "mutants.py")}
+    table = load_mutant_table(lab.suite_dir() / "mutants.py")
+    texts = {m.name: m.description for m in table.mutants}
     assert prints.names()
     for entry in prints.names():
         case_name, mistake = entry.split("::")
@@ -78,7 +79,7 @@ def test_a_changed_fingerprint_is_stale(course_copy):
 
 def test_pytest_on_the_public_tests_names_the_mistake(course_copy):
     lab = get_lab("lab1")
-    mutant = next(m for m in load_mutant_table(lab.suite_dir() / "mutants.py")
+    mutant = next(m for m in load_mutant_table(lab.suite_dir() / "mutants.py").mutants
                   if m.name == "loop_feeds_a0")
     lab.stub_path(course_copy).write_text(mutant.apply(lab.solution_path().read_text()))
     output = subprocess.run(

@@ -1,6 +1,6 @@
-"""A lab's lab.yaml and the course file are read by one function (rnngrade.yaml_files): a missing
-file, broken YAML or a top level that is not a mapping is that file's own kind of error, with
-the same message from either, naming the file."""
+"""A lab's lab.yaml, the course file and a suite's rubric.yaml are read by one module
+(rnngrade.yaml_files): a missing file, broken YAML or a top level that is not a mapping is that
+file's own kind of error, with the same message from any, naming the file."""
 
 from __future__ import annotations
 
@@ -10,16 +10,18 @@ from pathlib import Path
 import pytest
 
 from rnngrade.course.config import CourseError, load_course
-from rnngrade.errors import GraderError, UsageError
+from rnngrade.errors import GraderError, RubricError, UsageError
+from rnngrade.grading.rubric import load_rubric
 from rnngrade.labs import LabConfigError, load_lab
 
 LOADERS: list[tuple[Callable[[Path], object], type[Exception], str]] = [
     (load_lab, LabConfigError, "lab.yaml"),
     (lambda path: load_course(path, known_labs=set()), CourseError, "course.yaml"),
+    (load_rubric, RubricError, "rubric.yaml"),
 ]
 
 
-@pytest.fixture(params=LOADERS, ids=["lab.yaml", "course.yaml"])
+@pytest.fixture(params=LOADERS, ids=["lab.yaml", "course.yaml", "rubric.yaml"])
 def loader(request, tmp_path):
     load, error, name = request.param
     path = tmp_path / "lab90" / name
@@ -50,3 +52,4 @@ def test_an_unusable_file_is_the_loaders_own_error(loader, text, message):
 def test_the_errors_keep_their_kinds():
     assert issubclass(LabConfigError, GraderError)  # a broken lab is the grader's fault
     assert issubclass(CourseError, UsageError)  # a broken course file is the instructor's
+    assert issubclass(RubricError, GraderError)  # so is a broken rubric: the grader's fault

@@ -16,6 +16,8 @@ maps an exception to an exit code.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rnngrade.harness.errors import ExitCode, RnngradeError, SubmissionError
 
 
@@ -63,6 +65,20 @@ def exit_code_for(exc: BaseException) -> ExitCode:
     return ExitCode.GRADER  # anything unexpected is the grader's fault, never exit 1
 
 
+def file_line(exc: BaseException, path: Path) -> str:
+    """``path:line`` of the deepest frame of ``exc`` in ``path`` (or of a syntax error): where a
+    trusted file that does not load is to be fixed (``path`` alone when no line is known)."""
+    if isinstance(exc, SyntaxError) and exc.lineno:
+        return f"{path}:{exc.lineno}"
+    line = 0
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == str(path):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return f"{path}:{line}" if line else str(path)
+
+
 def error_line(exc: BaseException) -> str:
     """The one line a command prints for an error that ends it (no traceback)."""
     text = " ".join(str(exc).split()) or type(exc).__name__
@@ -73,4 +89,4 @@ def error_line(exc: BaseException) -> str:
 
 __all__ = ["ExitCode", "GraderError", "MutantError", "RenderError",
            "RnngradeError", "RubricError", "SandboxError", "SubmissionError", "SuiteError",
-           "UsageError", "error_line", "exit_code_for"]
+           "UsageError", "error_line", "exit_code_for", "file_line"]

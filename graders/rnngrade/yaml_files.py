@@ -1,7 +1,9 @@
-"""Reading a course's YAML files (``lab.yaml``, ``course.yaml``) into a mapping.
+"""Reading a course's YAML files (``lab.yaml``, ``course.yaml``, a suite's ``rubric.yaml``) into
+a mapping.
 
 Each caller passes its own error type, so a problem stays that file's kind of error (a lab's
-``LabConfigError``, the course file's ``CourseError``) with the same message from either:
+``LabConfigError``, the course file's ``CourseError``, a rubric's ``RubricError``) with the same
+message from any:
 ``FILE: cannot read it (why)``, ``FILE: not valid YAML (line L, column C: what)``,
 ``FILE: expected a mapping ..., found list``. An empty file is an empty mapping.
 """
@@ -20,10 +22,23 @@ def load_mapping(path: Path, error: Callable[[str], Exception], expected: str = 
     """The top-level mapping of the YAML file ``path``; ``error(message)`` raised when the file
     cannot be read, is not YAML, or holds something else than a mapping (``expected`` says
     which mapping, as in "a mapping with title, module, ...")."""
+    return parse_mapping(read_text(path, error), path, error, expected)
+
+
+def read_text(path: Path, error: Callable[[str], Exception]) -> str:
+    """The text of ``path`` (UTF-8); ``error(message)`` raised when it cannot be read."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{path}: cannot read it ({exc})") from None
+
+
+def parse_mapping(text: str, path: Path, error: Callable[[str], Exception],
+                  expected: str = "a mapping") -> dict[Any, Any]:
+    """The top-level mapping of the YAML ``text``, read from ``path`` (for a caller that keeps
+    the text: a snapshot, the lines of its keys); errors as ``load_mapping``'s."""
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise error(f"{path}: not valid YAML ({yaml_problem(exc)})") from None
     if data is None:

@@ -39,7 +39,8 @@ def test_reference_full_marks_and_stub_zero_without_the_training_runs():
 @pytest.mark.slow
 def _graded_mutant(tmp_path, name: str):
     """The reference with the known mistake ``name`` in it, graded without the training runs."""
-    mutant = next(m for m in load_mutant_table(LAB.suite_dir() / "mutants.py") if m.name == name)
+    table = load_mutant_table(LAB.suite_dir() / "mutants.py")
+    mutant = next(m for m in table.mutants if m.name == name)
     source = mutant.apply(strip_markers(LAB.solution_path().read_text(encoding="utf-8")))
     folder = tmp_path / "submission"
     folder.mkdir()

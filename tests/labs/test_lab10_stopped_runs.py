@@ -43,7 +43,7 @@ def variants() -> dict[str, str]:
     so their runs are the reference's."""
     reference = LAB.solution_path().read_text(encoding="utf-8")
     sources = {"reference": reference}
-    for mutant in load_mutant_table(SUITE / "mutants.py"):
+    for mutant in load_mutant_table(SUITE / "mutants.py").mutants:
         if mutant.function == "train_recall":
             sources[mutant.name] = mutant.apply(reference)
         else:
@@ -118,7 +118,7 @@ def test_a_batch_with_stopped_runs_gives_the_same_results_at_j1_and_j2(tmp_path:
     samples.mkdir()
     reference = (course_root() / "fixtures" / "submissions" / LAB.name / "reference" /
                  LAB.filename).read_text(encoding="utf-8")
-    mistake = next(m for m in load_mutant_table(SUITE / "mutants.py")
+    mistake = next(m for m in load_mutant_table(SUITE / "mutants.py").mutants
                    if m.name == "forget_slice_is_input_gate")
     (samples / "reference.py").write_text(reference, encoding="utf-8")
     (samples / "mistake.py").write_text(mistake.apply(reference), encoding="utf-8")

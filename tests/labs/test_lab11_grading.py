@@ -34,7 +34,7 @@ def test_reference_gets_full_marks_without_the_training_runs():
 
 @pytest.mark.slow
 def test_unpacked_encoder_loses_the_invariance_points_and_is_named(tmp_path):
-    table = {m.name: m for m in load_mutant_table(LAB.suite_dir() / "mutants.py")}
+    table = {m.name: m for m in load_mutant_table(LAB.suite_dir() / "mutants.py").mutants}
     source = table["encoder_not_packed"].apply(LAB.solution_path().read_text(encoding="utf-8"))
     result = grade_lab_source(tmp_path, LAB, source)
     failed = {t.name: t for t in result.tests if t.score < t.max_score}

@@ -23,7 +23,7 @@ from rnngrade.results.model import GradeResult
 from .grading import assert_full_marks, assert_stub_verdict, grade_lab_source
 
 LAB = get_lab("lab12")
-MUTANTS = load_mutant_table(LAB.suite_dir() / "mutants.py")
+MUTANTS = load_mutant_table(LAB.suite_dir() / "mutants.py").mutants
 MUTANTS_BY_NAME = {m.name: m for m in MUTANTS}
 QUICK = ("sample_x_not_updated", "optimize_update_unclipped")
 CLASSIC = course_root() / "fixtures" / "submissions" / "lab12" / "classic"

@@ -12,7 +12,7 @@ from rnngrade.labs import get_lab
 from .grading import assert_full_marks, assert_stub_verdict, grade_lab_source
 
 LAB = get_lab("lab2")
-MUTANTS = load_mutant_table(LAB.suite_dir() / "mutants.py")
+MUTANTS = load_mutant_table(LAB.suite_dir() / "mutants.py").mutants
 QUICK = ("recurrent_term_dropped", "dba_not_summed_over_batch", "duplicate_characters_lost")
 
 

@@ -12,7 +12,7 @@ from rnngrade.labs import get_lab
 from .grading import assert_full_marks, assert_stub_verdict, grade_lab_source
 
 LAB = get_lab("lab3")
-MUTANTS = load_mutant_table(LAB.suite_dir() / "mutants.py")
+MUTANTS = load_mutant_table(LAB.suite_dir() / "mutants.py").mutants
 QUICK = ("dc_not_carried_across_time", "gate_order_ifog", "forget_bias_first_layer_only")
 
 

@@ -35,7 +35,7 @@ def test_stub_scores_zero_and_says_not_implemented():
     ("beam_ties_reversed", "test_beam_ties"),
 ])
 def test_mutant_loses_points_and_is_named(tmp_path, mutant, failing_test):
-    table = {m.name: m for m in load_mutant_table(LAB.suite_dir() / "mutants.py")}
+    table = {m.name: m for m in load_mutant_table(LAB.suite_dir() / "mutants.py").mutants}
     source = table[mutant].apply(LAB.solution_path().read_text(encoding="utf-8"))
     result = grade_source(tmp_path, source)
     assert result.score < result.max_score

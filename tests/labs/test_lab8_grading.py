@@ -38,7 +38,7 @@ def test_reference_gets_full_marks():
     ("rolling_centred", "test_rolling_stat_causal", "reads values after it"),
 ])
 def test_leak_loses_points_is_named_and_described(tmp_path, mutant, failing_test, words):
-    table = {m.name: m for m in load_mutant_table(LAB.suite_dir() / "mutants.py")}
+    table = {m.name: m for m in load_mutant_table(LAB.suite_dir() / "mutants.py").mutants}
     source = strip_markers(table[mutant].apply(LAB.solution_path().read_text(encoding="utf-8")))
     result = grade_source(tmp_path, source)
     assert result.score < result.max_score

@@ -113,7 +113,7 @@ def fingerprints_for(lab: Lab, root: Path | None = None) -> Generated | None:
         tmp.write(expected.content)
         tmp.flush()
         vectors = PublicVectors(Path(tmp.name))
-        stored = mistake_fingerprints(vectors, cases, load_mutant_table(table), source)
+        stored = mistake_fingerprints(vectors, cases, load_mutant_table(table).mutants, source)
     path = lab.public_fixture_path(root)
     return Generated(path.with_name(f"{path.stem}_mistakes.npz"), dump_vectors(stored),
                      "fingerprints")

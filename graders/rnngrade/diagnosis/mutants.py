@@ -7,6 +7,7 @@ process) or written out as a complete submission (for end-to-end tests and `rnng
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import sys
 import types
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnngrade.authoring.stubs import SOLUTION_MARKER
-from rnngrade.errors import MutantError
+from rnngrade.errors import MutantError, file_line
 from rnngrade.results.model import Diagnosis
 
 
@@ -74,22 +75,55 @@ def load_source_as_module(source: str, name: str, filename: str = "<mutant>") ->
     return module
 
 
-def load_mutant_table(path: Path) -> list[Mutant]:
-    """Load ``MUTANTS`` from a suite's ``mutants.py`` (read afresh on every call)."""
-    spec = importlib.util.spec_from_file_location(f"_rnngrade_mutants_{path.parent.name}", path)
-    if spec is None or spec.loader is None:
-        raise MutantError(f"cannot load mutants from {path}")
+@dataclass(frozen=True)
+class MutantTable:
+    """What a suite's mutants.py declares: ``MUTANTS``, and ``INDISTINGUISHABLE`` (the sets of
+    mutant names no check can tell apart, each with the reason)."""
+
+    mutants: list[Mutant]
+    indistinguishable: dict[frozenset[str], str] = field(default_factory=dict)
+
+
+def load_mutant_table(path: Path, text: str | None = None) -> MutantTable:
+    """Run the mutant table ``path`` (a suite's mutants.py, read afresh unless ``text`` gives its
+    contents) and check it; a ``MutantError`` names the line of mutants.py to fix."""
+    lab_name = path.parent.name
+    if text is None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise MutantError(f"{path}: the mutant table of {lab_name} cannot be read ({exc})"
+                              ) from None
+    name = f"_rnngrade_mutants_{lab_name}_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+    spec = importlib.util.spec_from_loader(name, loader=None, origin=str(path))
+    assert spec is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # only while it runs: dataclasses look their module up
+    module.__file__ = str(path)
+    sys.modules[name] = module  # dataclasses defined in the table look their module up
     try:
-        spec.loader.exec_module(module)
+        exec(compile(text, str(path), "exec"), module.__dict__)
+        mutants = list(module.MUTANTS)
+        allowed = {frozenset(k): str(v)
+                   for k, v in getattr(module, "INDISTINGUISHABLE", {}).items()}
     except Exception as exc:
-        raise MutantError(f"{path}: the mutant table does not load: {type(exc).__name__}: {exc}"
-                          ) from exc
+        raise MutantError(f"{file_line(exc, path)}: the mutant table of {lab_name} does not "
+                          f"load: {type(exc).__name__}: {exc}") from exc
     finally:
-        sys.modules.pop(spec.name, None)
-    mutants = list(module.MUTANTS)
+        sys.modules.pop(name, None)
+    bad = [m for m in mutants if not isinstance(m, Mutant)]
+    if bad:
+        raise MutantError(f"{path}: MUTANTS holds {type(bad[0]).__name__}, not Mutant")
     names = [m.name for m in mutants]
-    if len(set(names)) != len(names):
-        raise MutantError(f"{path}: duplicate mutant names {sorted(names)}")
-    return mutants
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        raise MutantError(f"{path}:{_line_of(text, repr(duplicated[0])[1:-1])}: duplicate "
+                          f"mutant name(s) {duplicated}")
+    return MutantTable(mutants, allowed)
+
+
+def _line_of(text: str, needle: str) -> int:
+    """The first line of ``text`` holding ``needle`` (0: none)."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return number
+    return 0

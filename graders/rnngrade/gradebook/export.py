@@ -187,17 +187,6 @@ def course_csv(book: Gradebook, roster: Roster | None = None,
 
 
 @dataclass
-class Bar:
-    label: str
-    count: int
-    x: float
-    y: float
-    width: float
-    height: float
-    color: str
-
-
-@dataclass
 class TestStat:
     name: str
     title: str
@@ -251,8 +240,7 @@ class Summary:
     slowest: list[dict] = field(default_factory=list)
     tests: list[TestStat] = field(default_factory=list)
     diagnoses: list[DiagnosisStat] = field(default_factory=list)
-    bars: list[Bar] = field(default_factory=list)
-    chart: dict = field(default_factory=dict)
+    bins: list[tuple[str, int]] = field(default_factory=list)  # the score histogram's bars
     run: dict = field(default_factory=dict)
     roster: int = 0  # students on the roster (0: no roster)
     missing: list[dict] = field(default_factory=list)  # roster students without a submission
@@ -264,38 +252,16 @@ class Summary:
 
 SIMILARITY_PAGE = "similarity/index.html"
 BINS = [f"{lo}–{lo + 9}" for lo in range(0, 100, 10)] + ["100"]
-CHART_W, CHART_H, LEFT, RIGHT, BOTTOM, TOP = 520, 250, 40, 8, 30, 20
 
 
-def _bin_color(index: int, count: int) -> str:
-    hue = round(4 + 128 * index / max(count - 1, 1))  # red → green
-    return f"hsl({hue}, 58%, 47%)"
-
-
-def histogram(percents: list[float]) -> tuple[list[Bar], dict]:
-    """Bars of an SVG histogram of scores in percent (10-point bins and a bar for 100)."""
+def histogram(percents: list[float]) -> list[tuple[str, int]]:
+    """Scores in percent counted in 10-point bins and a bin for 100: ``(label, count)`` each."""
     counts = [0] * len(BINS)
     for p in percents:
         p = min(max(p, 0.0), 100.0)
         index = len(BINS) - 1 if p >= 99.995 else min(int(p // 10), len(BINS) - 2)
         counts[index] += 1
-    top = max(counts + [1])
-    step = next(s for s in (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000)
-                if top / s <= 5)
-    top = step * -(-top // step)
-    plot_w, plot_h = CHART_W - LEFT - RIGHT, CHART_H - BOTTOM - TOP
-    slot = plot_w / len(BINS)
-    bars = []
-    for i, (label, count) in enumerate(zip(BINS, counts)):
-        height = plot_h * count / top
-        bars.append(Bar(label, count, round(LEFT + i * slot + slot * 0.1, 2),
-                        round(TOP + plot_h - height, 2), round(slot * 0.8, 2), round(height, 2),
-                        _bin_color(i, len(BINS))))
-    ticks = [{"value": v, "y": round(TOP + plot_h - plot_h * v / top, 2)}
-             for v in range(0, top + 1, step)]
-    chart = {"width": CHART_W, "height": CHART_H, "left": LEFT, "right": CHART_W - RIGHT,
-             "top": TOP, "base": TOP + plot_h, "ticks": ticks, "label_y": CHART_H - 10}
-    return bars, chart
+    return list(zip(BINS, counts))
 
 
 def _topic(title: str) -> str:
@@ -324,7 +290,6 @@ def summarise(book: Gradebook, lab_name: str, slowest: int = 8, roster: Roster |
     everyone = grade_rows(book, lab_name, roster, missing)
     # the same rows, and the same scores, as grades.csv: an empty submission counts 0 in both
     percents = [p for p in (r.percent for r in everyone) if p is not None]
-    bars, chart = histogram(percents)
     summary = Summary(
         lab=lab.name, lab_title=lab.title,
         generated_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -335,7 +300,7 @@ def summarise(book: Gradebook, lab_name: str, slowest: int = 8, roster: Roster |
         median=statistics.median(percents) if percents else 0.0,
         stdev=statistics.pstdev(percents) if len(percents) > 1 else 0.0,
         full_marks=sum(1 for p in percents if p >= 99.995),
-        zero=sum(1 for p in percents if p <= 0.005), bars=bars, chart=chart,
+        zero=sum(1 for p in percents if p <= 0.005), bins=histogram(percents),
         roster=len(roster) if roster is not None else 0)
     summary.missing = [{"student": clean_name(r.student), "status": r.status,
                         "note": clean_name(r.note)} for r in everyone if not r.submitted]

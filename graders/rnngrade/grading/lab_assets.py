@@ -23,16 +23,20 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import importlib.util
 import sys
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnngrade import __version__
-from rnngrade.diagnosis.mutants import Mutant, load_source_as_module, strip_markers
+from rnngrade.diagnosis.mutants import (
+    Mutant,
+    load_mutant_table,
+    load_source_as_module,
+    strip_markers,
+)
 from rnngrade.diagnosis.reach import Reach
-from rnngrade.errors import MutantError, RubricError, SuiteError
+from rnngrade.errors import MutantError, RubricError, SuiteError, file_line
 from rnngrade.grading.rubric import Rubric, parse_rubric
 from rnngrade.grading.stand_ins import callees_of
 from rnngrade.lab_helpers import (
@@ -130,7 +134,7 @@ def load_lab_assets(lab_name: str, root: Path | None = None) -> LabAssets:
         reference = load_source_as_module(strip_markers(source), f"_reference_{lab.name}",
                                           str(solution))
     except Exception as exc:
-        raise SuiteError(f"{_where(exc, solution)}: the reference solution of {lab.name} does "
+        raise SuiteError(f"{file_line(exc, solution)}: the reference solution of {lab.name} does "
                          f"not load: {type(exc).__name__}: {exc}") from exc
     rubric_text = _text(files, suite / RUBRIC, root)
     if rubric_text is None:
@@ -143,7 +147,8 @@ def load_lab_assets(lab_name: str, root: Path | None = None) -> LabAssets:
     table: list[Mutant] = []
     if table_text is not None:
         try:
-            table, allowed = _mutant_table(table_text, suite / MUTANTS, lab.name)
+            loaded = load_mutant_table(suite / MUTANTS, table_text)
+            table, allowed = loaded.mutants, loaded.indistinguishable
         except MutantError as exc:
             warnings.append(f"{exc}; no mutant is used in diagnosis until it is fixed")
         for mutant in table:
@@ -168,49 +173,6 @@ def load_lab_assets(lab_name: str, root: Path | None = None) -> LabAssets:
 def _text(files: dict[str, bytes], path: Path, root: Path) -> str | None:
     data = files.get(path.relative_to(root).as_posix())
     return None if data is None else data.decode("utf-8")
-
-
-def _where(exc: BaseException, path: Path) -> str:
-    """``path:line`` of the deepest frame of ``exc`` in ``path`` (or of a syntax error)."""
-    if isinstance(exc, SyntaxError) and exc.lineno:
-        return f"{path}:{exc.lineno}"
-    line = 0
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == str(path):
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    return f"{path}:{line}" if line else str(path)
-
-
-def _mutant_table(text: str, path: Path, lab_name: str
-                  ) -> tuple[list[Mutant], dict[frozenset[str], str]]:
-    """``MUTANTS`` and ``INDISTINGUISHABLE`` of a suite's mutants.py."""
-    name = f"_rnngrade_mutants_{lab_name}_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
-    spec = importlib.util.spec_from_loader(name, loader=None, origin=str(path))
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    module.__file__ = str(path)
-    sys.modules[name] = module  # dataclasses defined in the table look their module up
-    try:
-        exec(compile(text, str(path), "exec"), module.__dict__)
-        mutants = list(module.MUTANTS)
-        allowed = {frozenset(k): str(v)
-                   for k, v in getattr(module, "INDISTINGUISHABLE", {}).items()}
-    except Exception as exc:
-        raise MutantError(f"{_where(exc, path)}: the mutant table of {lab_name} does not load: "
-                          f"{type(exc).__name__}: {exc}") from exc
-    finally:
-        sys.modules.pop(name, None)
-    bad = [m for m in mutants if not isinstance(m, Mutant)]
-    if bad:
-        raise MutantError(f"{path}: MUTANTS holds {type(bad[0]).__name__}, not Mutant")
-    names = [m.name for m in mutants]
-    duplicated = sorted({n for n in names if names.count(n) > 1})
-    if duplicated:
-        raise MutantError(f"{path}:{_line_of(text, repr(duplicated[0])[1:-1])}: duplicate "
-                          f"mutant name(s) {duplicated}")
-    return mutants, allowed
 
 
 def _mutant_module(mutant: Mutant, reference: str, table_text: str, path: Path,
@@ -252,11 +214,4 @@ def _edit_line(text: str, name: str, old: str | None) -> int:
                 if isinstance(inner, ast.Constant) and inner.value == old:
                     return inner.lineno
         return node.lineno
-    return 0
-
-
-def _line_of(text: str, needle: str) -> int:
-    for number, line in enumerate(text.splitlines(), 1):
-        if needle in line:
-            return number
     return 0

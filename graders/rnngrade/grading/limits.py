@@ -10,8 +10,10 @@ travels with every call and a worker under other kernel limits is replaced.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 
+import pluggy
 import pytest
 
 from rnngrade.errors import SuiteError
@@ -74,7 +76,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_setup(item: pytest.Item):
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, pluggy.Result[None], None]:
     yield
     student = getattr(item, "funcargs", {}).get("student")
     if not isinstance(student, ModuleProxy):

@@ -6,9 +6,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from rnngrade.errors import RubricError
+from rnngrade.yaml_files import parse_mapping, read_text
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 # Gradescope shows a visible test as soon as the submission is graded: the fast feedback the
@@ -59,21 +58,16 @@ class Rubric:
 
 
 def load_rubric(path: Path) -> Rubric:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise RubricError(f"cannot read rubric {path}: {exc}") from exc
-    return parse_rubric(text, path)
+    """The rubric in ``path``; RubricError naming the file (and line) when it is not one."""
+    return parse_rubric(read_text(path, RubricError), path)
 
 
 def parse_rubric(text: str, path: Path) -> Rubric:
     """The rubric written in ``text`` (read from ``path``); RubricError naming what is wrong."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise RubricError(f"cannot read rubric {path}: {exc}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("tests"), dict):
-        raise RubricError(f"{path}: expected a mapping with 'lab' and 'tests'")
+    expected = "a mapping with 'lab' and 'tests'"
+    data = parse_mapping(text, path, RubricError, expected)
+    if not isinstance(data.get("tests"), dict):
+        raise RubricError(f"{path}: expected {expected}")
     default_visibility = data.get("visibility", DEFAULT_VISIBILITY)
     entries = {}
     for test, spec in data["tests"].items():

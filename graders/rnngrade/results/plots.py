@@ -1,4 +1,5 @@
-"""Every picture in feedback.html, drawn as inline SVG from numbers only.
+"""Every picture of the reports, drawn as inline SVG from numbers only: the figures of
+feedback.html and the score histogram of a lab's summary.html (``svg_histogram``).
 
 A hidden test attaches a figure to its result (``attach_figure(request, figure)``) as plain data:
 a title and up to four panels. A panel of lines holds ``y`` values (optional shared ``x``),
@@ -472,3 +473,52 @@ def svg_figure(data: Any) -> Markup:
     return Markup(f'<svg xmlns="http://www.w3.org/2000/svg" role="img" '
                   f'viewBox="0 0 {WIDTH} {height:.0f}" width="100%" '
                   f'aria-label="{escape(clean["title"])}">{style}{"".join(body)}{legend}</svg>')
+
+
+# ------------------------------------------------------------------ histogram (summary.html)
+
+HIST_W, HIST_H, HIST_LEFT, HIST_RIGHT, HIST_BOTTOM, HIST_TOP = 520, 250, 40, 8, 30, 20
+TICK_STEPS = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000)
+
+
+def histogram_scale(counts: Sequence[int]) -> list[int]:
+    """The labelled values of a histogram's count axis: 0 up to the first multiple of a round
+    step at or above the largest count, at most six of them."""
+    top = max([*counts, 1])
+    step = next((s for s in TICK_STEPS if top / s <= 5), -(-top // 5))
+    return list(range(0, step * -(-top // step) + 1, step))
+
+
+def _bar_colour(index: int, count: int) -> str:
+    hue = round(4 + 128 * index / max(count - 1, 1))  # red → green
+    return f"hsl({hue}, 58%, 47%)"
+
+
+def svg_histogram(bins: Sequence[tuple[str, int]], label: str, element_id: str = "") -> Markup:
+    """Bars of ``(label, count)`` from left to right, shaded red to green, each with its count
+    above it and its label below, over a count axis with gridlines (``histogram_scale``);
+    ``label`` names the chart for screen readers, ``element_id`` its id in the page."""
+    ticks = histogram_scale([count for _, count in bins])
+    plot_w, plot_h = HIST_W - HIST_LEFT - HIST_RIGHT, HIST_H - HIST_BOTTOM - HIST_TOP
+    base, slot = HIST_TOP + plot_h, plot_w / max(len(bins), 1)
+    ident = f' id="{escape(element_id)}"' if element_id else ""
+    parts = [f'<svg{ident} viewBox="0 0 {HIST_W} {HIST_H}" width="100%" role="img" '
+             f'aria-label="{escape(label)}">']
+    for value in ticks:
+        y = base - plot_h * value / ticks[-1]
+        parts.append(f'<line x1="{HIST_LEFT}" x2="{HIST_W - HIST_RIGHT}" y1="{y:.2f}" '
+                     f'y2="{y:.2f}" stroke="{"#8c959f" if value == 0 else "#eaeef2"}" '
+                     f'stroke-width="1"/><text x="{HIST_LEFT - 8}" y="{y + 4:.2f}" '
+                     f'text-anchor="end">{value}</text>')
+    for i, (name, count) in enumerate(bins):
+        height = plot_h * count / ticks[-1]
+        x, y, width = HIST_LEFT + i * slot + slot * 0.1, base - height, slot * 0.8
+        parts.append(f'<rect x="{x:.2f}" y="{y:.2f}" width="{width:.2f}" height="{height:.2f}" '
+                     f'rx="3" fill="{_bar_colour(i, len(bins))}"><title>{escape(name)}%: '
+                     f'{count} student(s)</title></rect>')
+        if count:
+            parts.append(f'<text class="count" x="{x + width / 2:.2f}" y="{y - 5:.2f}" '
+                         f'text-anchor="middle">{count}</text>')
+        parts.append(f'<text x="{x + width / 2:.2f}" y="{HIST_H - 10}" '
+                     f'text-anchor="middle">{escape(name)}</text>')
+    return Markup("".join(parts) + "</svg>")

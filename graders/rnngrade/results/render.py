@@ -25,7 +25,7 @@ from rnngrade.paths import templates_dir
 from rnngrade.results.escape import md_code, md_inline
 from rnngrade.results.gradescope import overall_output, results_json, test_output
 from rnngrade.results.model import GradeResult
-from rnngrade.results.plots import outcome_figure, svg_figure
+from rnngrade.results.plots import outcome_figure, svg_figure, svg_histogram
 from rnngrade.results.sanitize import Cleaned, clean_result
 from rnngrade.results.visibility import student_view
 
@@ -61,6 +61,7 @@ def environment() -> jinja2.Environment:
     env.globals["fix_sections"] = fix_sections
     env.globals["outcome_figure"] = outcome_figure
     env.globals["svg_figure"] = svg_figure
+    env.globals["svg_histogram"] = svg_histogram
     return env
 
 

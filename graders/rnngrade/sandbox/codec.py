@@ -31,6 +31,7 @@ import math
 import re
 import struct
 import sys
+import types
 from typing import Any
 
 import numpy as np
@@ -112,7 +113,7 @@ def _type_name(obj: Any) -> str:
     return name[:100] if type(name) is str else "object"
 
 
-def _torch():
+def _torch() -> types.ModuleType | None:
     """The torch module if this process has imported it (else nothing can be a tensor)."""
     return sys.modules.get("torch")
 
@@ -337,6 +338,7 @@ class _Encoder:
         if self._back_reference(x):
             return
         torch = self.torch
+        assert torch is not None  # a tensor's encoder is dispatched only once torch is loaded
         if x.layout != torch.strided or x.is_quantized or getattr(x, "is_nested", False):
             raise ProtocolError(f"a tensor with layout {x.layout} is not plain data: return a "
                                 "dense tensor")
@@ -692,7 +694,9 @@ class _Decoder:
     def tensor(self, depth: int) -> Any:
         torch = _torch()
         if torch is None:
-            import torch
+            import torch as imported
+
+            torch = imported
         name = self.text(_U8)
         dtype = _TENSOR_DTYPES.get(name)
         if dtype is None:

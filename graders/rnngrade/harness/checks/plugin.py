@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import pluggy
 import pytest
 
 from rnngrade.harness.checks.compare import CheckFailure
@@ -24,6 +25,9 @@ from rnngrade.harness.formatting import format_points
 from rnngrade.harness.runner.base import MISSING_FUNCTION, NOT_IMPLEMENTED, StudentError
 from rnngrade.harness.runner.inprocess import UNFINISHED, InProcessRunner
 from rnngrade.harness.runner.proxy import ModuleProxy
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Set by the grader: a function of the fixture request returning the student's ModuleProxy, or
 # None to fall back to the module next to the test (public tests).
@@ -102,7 +106,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.fixture
-def rng():
+def rng() -> np.random.Generator:
     """A NumPy Generator seeded from the test's id."""
     import numpy as np
 
@@ -134,7 +138,8 @@ def short_failure(exc: BaseException) -> dict[str, Any] | None:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, pluggy.Result[pytest.TestReport], None]:
     outcome = yield
     report = outcome.get_result()
     if call.excinfo is None:
@@ -181,14 +186,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> None:
     item_points = config.stash.get(_ITEM_POINTS, {})
     if report.when == "call" and report.passed and report.nodeid in item_points:
         lab, points = item_points[report.nodeid]
         config.stash[POINTS][lab][0] += points
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
+                            config: pytest.Config) -> None:
     totals = config.stash.get(POINTS, {})
     for lab, (earned, possible) in sorted(totals.items()):
         if possible:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import random
 import sys
+import types
 
 import numpy as np
 
@@ -32,7 +33,7 @@ def seed_everything(seed: int) -> None:
 _CUDA: list[bool] = []
 
 
-def _cuda_available(torch) -> bool:
+def _cuda_available(torch: types.ModuleType) -> bool:
     if not _CUDA:
         _CUDA.append(bool(torch.cuda.is_available()))
     return _CUDA[0]

@@ -91,7 +91,8 @@ class InProcessRunner:
         return self._invoke(helper, lambda *a, **k: run(self.module, *a, **k),
                             args, kwargs or {})
 
-    def _invoke(self, name: str, target, args: tuple, kwargs: dict) -> CallResult:
+    def _invoke(self, name: str, target: Callable[..., Any], args: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> CallResult:
         call_args, call_kwargs = copy_tree((tuple(args), dict(kwargs)))
         functions = self.helpers.functions
         call_args = tuple(resolve_function_refs(a, call_args, functions) for a in call_args)

@@ -24,7 +24,9 @@ import sys
 import tokenize
 import traceback
 import types
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 import numpy as np
 
@@ -200,14 +202,21 @@ def _merge(ranges: list[tuple[int, int, SyntaxError]]) -> list[tuple[int, int, S
     return merged
 
 
+# builtins.__import__'s signature
+_Import = Callable[[str, Mapping[str, object] | None, Mapping[str, object] | None, Sequence[str],
+                    int], types.ModuleType]
+
+
 class _StandinImporter:
     """Resolves imports of the classic platform's helper modules to stand-ins."""
 
-    def __init__(self, real_import, standins: dict[str, types.ModuleType]) -> None:
+    def __init__(self, real_import: _Import, standins: dict[str, types.ModuleType]) -> None:
         self.real_import = real_import
         self.standins = standins
 
-    def __call__(self, name, globals=None, locals=None, fromlist=(), level=0):
+    def __call__(self, name: str, globals: Mapping[str, object] | None = None,
+                 locals: Mapping[str, object] | None = None, fromlist: Sequence[str] = (),
+                 level: int = 0) -> types.ModuleType:
         if level == 0 and name in self.standins:
             return self.standins[name]
         return self.real_import(name, globals, locals, fromlist, level)
@@ -257,12 +266,12 @@ def build_module(source: str, filename: str, module_name: str = "submission",
     return BuiltModule(module, notes + _failure_notes(failures) + borrowed)
 
 
-def _unparsable(definition: SkippedDefinition):
+def _unparsable(definition: SkippedDefinition) -> Callable[..., NoReturn]:
     """What stands for a function whose definition does not parse: it raises SyntaxError with
     the line, so its tests say why they score 0."""
     message = f"`{definition.name}` cannot be graded: {definition.detail}"
 
-    def unparsable(*args, **kwargs):
+    def unparsable(*args: object, **kwargs: object) -> NoReturn:
         raise SyntaxError(message)
     unparsable.__name__ = definition.name
     return unparsable

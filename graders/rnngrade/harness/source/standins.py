@@ -23,7 +23,7 @@ class _DoNothing:
     def __init__(self, name: str) -> None:
         self._name = name
 
-    def __call__(self, *args, **kwargs) -> None:
+    def __call__(self, *args: object, **kwargs: object) -> None:
         return None
 
 
@@ -31,7 +31,7 @@ class _IPythonShell:
     """What ``get_ipython()`` returns in a script exported from a notebook: every method
     (``run_line_magic``, ``system``, ...) does nothing."""
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> _DoNothing:
         if name.startswith("__"):
             raise AttributeError(name)
         return _DoNothing(name)
@@ -43,7 +43,7 @@ def get_ipython() -> _IPythonShell:
 
 
 class _PlatformTestModule(types.ModuleType):
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> _DoNothing:
         if name.startswith("__"):
             raise AttributeError(name)
         return _DoNothing(name)
