@@ -36,6 +36,19 @@ def test_every_fingerprint_names_its_own_mistake_and_the_reference_none(lab_name
         assert known_mistakes(case.outputs, case.outputs, tol, "f", None, vectors_path) == []
 
 
+def test_a_mistake_is_named_where_the_correct_output_repeats_a_leaf():
+    """In lab 3's caches one step's ``a_next`` is the next step's ``a_prev``: each leaf is
+    matched with its own place, not the first equal one, so feeding ``a0`` to every step (whose
+    ``a_prev`` differs from the previous ``a_next``) is still named."""
+    lab = get_lab("lab3")
+    path = lab.public_fixture_path()
+    case = PublicVectors(path).case("backward_float32_forward")
+    got = PublicVectors(fingerprints_path(path)).case(
+        "backward_float32_forward::loop_feeds_a0").outputs["value"]
+    lines = known_mistakes(got, case.outputs, tolerance_for(*case.args), "f", None, path)
+    assert lines and "a0" in lines[0], lines
+
+
 def test_a_mistake_is_named_on_one_output_of_a_case_too():
     """A public test may check one output of a case (``case.outputs[0]``)."""
     path = get_lab("lab1").public_fixture_path()

@@ -37,13 +37,18 @@ def _same_leaf(a: np.ndarray | None, b: np.ndarray | None) -> bool:
 def find_case(vectors: PublicVectors, want: Any, name: str,
               names: tuple[str, ...] | None) -> tuple[str, list[int]] | None:
     """The public case whose stored outputs hold ``want`` (all of it, or some of its outputs),
-    and for each leaf of ``want`` the index of the case's leaf it is."""
+    and for each leaf of ``want`` the index of the case's leaf it is: the leaf after the previous
+    one's when that holds it (a correct output can hold equal leaves, such as one step's
+    ``a_next`` and the next step's ``a_prev`` in the caches, which a mistake's output need not),
+    else the first that does."""
     wanted = _leaves(want, name, names)
     for case_name in vectors.names():
         stored = _leaves(vectors.case(case_name).outputs, name, None)
-        positions = []
+        positions: list[int] = []
         for leaf in wanted:
-            found = next((i for i, s in enumerate(stored) if _same_leaf(leaf, s)), None)
+            after = positions[-1] + 1 if positions else 0
+            found = after if after < len(stored) and _same_leaf(leaf, stored[after]) else next(
+                (i for i, s in enumerate(stored) if _same_leaf(leaf, s)), None)
             if found is None:
                 break
             positions.append(found)
