@@ -36,17 +36,20 @@ def test_every_fingerprint_names_its_own_mistake_and_the_reference_none(lab_name
         assert known_mistakes(case.outputs, case.outputs, tol, "f", None, vectors_path) == []
 
 
-def test_a_mistake_is_named_where_the_correct_output_repeats_a_leaf():
+@pytest.mark.parametrize(("mistake", "word"), [("loop_feeds_a0", "a0"),
+                                               ("loop_starts_at_one", "t = 1")])
+def test_a_mistake_is_named_where_leaves_repeat_or_go_missing(mistake, word):
     """In lab 3's caches one step's ``a_next`` is the next step's ``a_prev``: each leaf is
     matched with its own place, not the first equal one, so feeding ``a0`` to every step (whose
-    ``a_prev`` differs from the previous ``a_next``) is still named."""
+    ``a_prev`` differs from the previous ``a_next``) is still named; and a loop that skips step 0
+    returns one cache fewer, named because the whole result is that mistake's."""
     lab = get_lab("lab3")
     path = lab.public_fixture_path()
     case = PublicVectors(path).case("backward_float32_forward")
     got = PublicVectors(fingerprints_path(path)).case(
-        "backward_float32_forward::loop_feeds_a0").outputs["value"]
+        f"backward_float32_forward::{mistake}").outputs["value"]
     lines = known_mistakes(got, case.outputs, tolerance_for(*case.args), "f", None, path)
-    assert lines and "a0" in lines[0], lines
+    assert lines and word in lines[0], lines
 
 
 def test_a_mistake_is_named_on_one_output_of_a_case_too():

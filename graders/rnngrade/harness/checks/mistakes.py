@@ -81,12 +81,21 @@ def known_mistakes(got: Any, want: Any, tol: Tolerance, name: str,
             continue
         mistake = prints.case(entry).outputs
         theirs = [v for _, v in flatten(mistake["value"], name, None)]
-        if failing and all(label in mine and positions[i] < len(theirs)
-                           and compare(mine[label], theirs[positions[i]], tol, label).ok
-                           for i, label in failing):
+        if failing and (_equal_throughout(list(mine.items()), theirs, tol) or all(
+                label in mine and positions[i] < len(theirs)
+                and compare(mine[label], theirs[positions[i]], tol, label).ok
+                for i, label in failing)):
             lines.append(f"{mistake['text']} (your result equals that mistake's on this "
                          f"test's inputs)\nhint: {mistake['hint']}")
     return lines
+
+
+def _equal_throughout(mine: list[tuple[str, Any]], theirs: list[Any], tol: Tolerance) -> bool:
+    """Whether the student's whole result is the mistake's, leaf for leaf in order: how a
+    mistake that changes the result's structure (a loop that skips a step returns one cache
+    fewer) is recognised, where matching the expected result's leaves cannot be."""
+    return len(mine) == len(theirs) and all(
+        compare(value, other, tol, label).ok for (label, value), other in zip(mine, theirs))
 
 
 def step_agreement(got: np.ndarray, want: np.ndarray, axis: int, atol: float,
