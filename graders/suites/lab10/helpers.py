@@ -5,8 +5,7 @@ plain data), a probe of how many numbers ``recall_batch`` drew, the calls a corr
 submission whose ``recall_batch`` gets them wrong, and the two halves of a recall run graded by
 outcome: ``train_recall_observed`` (beside the student's code: the run, watched) and
 ``recall_figures`` (beside the reference, on the trusted side: what the watched parameters
-score). Nothing here computes a batch of its own. See ``rnngrade.suite.worker`` for the
-rules."""
+score). Nothing here computes a batch of its own. See ``rnngrade.suite.worker`` for the rules."""
 
 from __future__ import annotations
 
