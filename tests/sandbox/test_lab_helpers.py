@@ -8,8 +8,9 @@ import pytest
 
 from rnngrade.harness.runner.base import FunctionRef, StudentError
 from rnngrade.harness.runner.inprocess import InProcessRunner
+from rnngrade.harness.worker_helpers import GENERIC
 from rnngrade.lab_helpers import lab_helpers
-from rnngrade.labs import get_lab
+from rnngrade.labs import available_labs, get_lab
 
 LAB6 = get_lab("lab6")
 REFERENCE = LAB6.solution_path().read_text(encoding="utf-8")
@@ -62,3 +63,17 @@ def test_the_worker_cannot_read_the_suite_beside_the_helpers(sandbox):
     assert runner.call("look", (paths,)).value == {path: None for path in paths}
     tokens = runner.call_helper("sample_seeded", sample_args()).value["tokens"]
     assert np.asarray(tokens).size  # the helpers work in that same worker
+
+
+def own_helpers(lab: str) -> list[str]:
+    return sorted(set(lab_helpers(lab).registry.helpers) - set(GENERIC.helpers))
+
+
+@pytest.mark.parametrize("lab", [lab.name for lab in available_labs() if own_helpers(lab.name)])
+def test_every_lab_s_helpers_load_in_the_jailed_worker(sandbox, lab):
+    """They import ``rnngrade.suite.worker`` after the jail, which the worker loaded before: each
+    helper is there (a call without its arguments reaches it and fails on them)."""
+    runner = sandbox("def f():\n    return 1\n", "m.py", helpers=lab_helpers(lab).source)
+    for name in own_helpers(lab):
+        with pytest.raises(StudentError, match=rf"TypeError: {name}\(\) missing"):
+            runner.call_helper(name, ())

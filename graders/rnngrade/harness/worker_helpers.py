@@ -10,9 +10,9 @@ decorators: the grader reads that file (``rnngrade.lab_helpers``) and sends its 
 worker, which runs it beside these (``with_lab_helpers``); the suite folder itself is never
 visible to the worker. Helpers run on the reference and mutants as well as on the student, and
 their results are memoised across submissions: a helper must be a pure function of its
-arguments (and of the module it calls). A lab's helpers may import only what the worker has
-loaded before the jail (it reads no grader file): this module and what it imports, such as
-``rnngrade.harness.training_watch``.
+arguments (and of the module it calls). A lab's helpers import ``rnngrade.suite.worker`` only
+(the decorators, ``watch_training``): the worker loads it before the jail, after which it reads no
+grader file.
 """
 
 from __future__ import annotations

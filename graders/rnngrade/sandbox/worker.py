@@ -20,6 +20,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+import rnngrade.suite.worker  # noqa: F401 - what labs' helpers import, run after the jail
 from rnngrade.harness.runner.base import (
     EXCEPTION,
     EXIT,

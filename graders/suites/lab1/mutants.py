@@ -1,6 +1,6 @@
 """Known lab1 mistakes, as edits of the reference (see docs/AUTHORING.md)."""
 
-from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.suite import Mutant
 
 MUTANTS = [
     Mutant(

@@ -4,10 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from rnngrade.grading.precision import promoted_oracle
-from rnngrade.harness.checks.devices import device_params
-from rnngrade.harness.checks.tolerance import Tolerance, tolerance_for
-from rnngrade.harness.runner.base import StudentError
+from rnngrade.suite import StudentError, Tolerance, device_params, promoted_oracle, tolerance_for
 
 SIZES = [  # (n_x, n_a, n_y, m, T_x): edge sizes m = 1, T_x = 1, n_a = 1 and a larger one
     pytest.param(3, 5, 2, 10, 4, id="n_x3-n_a5-n_y2-m10-T4"),

@@ -5,8 +5,7 @@ plain data), a probe of how many numbers ``recall_batch`` drew, the calls a corr
 submission whose ``recall_batch`` gets them wrong, and the two halves of a recall run graded by
 outcome: ``train_recall_observed`` (beside the student's code: the run, watched) and
 ``recall_figures`` (beside the reference, on the trusted side: what the watched parameters
-score). Nothing here computes a batch of its own. See ``rnngrade.harness.worker_helpers`` for the
-rules."""
+score). Nothing here computes a batch of its own. See ``rnngrade.suite.worker`` for the rules."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ from typing import Any
 import torch
 import torch.nn as nn
 
-from rnngrade.harness.training_watch import watch_training
-from rnngrade.harness.worker_helpers import helper
+from rnngrade.suite.worker import helper, watch_training
 
 
 @helper

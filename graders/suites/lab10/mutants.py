@@ -1,7 +1,7 @@
 """Known lab 10 mistakes, each written as an edit of the reference ``solutions/lab10/memory.py``
 (the README's "Known mistakes")."""
 
-from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.suite import Mutant
 
 _FORGET_SLICE = ("core.bias_ih_l0[64:128].fill_(forget_bias)\n"
                  "                core.bias_hh_l0[64:128].zero_()")

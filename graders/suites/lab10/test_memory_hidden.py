@@ -20,9 +20,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from rnngrade.harness.checks.devices import device_params
-from rnngrade.harness.checks.tolerance import EXACT, Tolerance
-from rnngrade.results import plots
+from rnngrade.suite import EXACT, Tolerance, device_params, plots
 
 # Ratios in [1e-35, 10]: the same float32 computation in another order (a hand-written loop,
 # another thread count) moves them by < 0.005 decades over 200 steps (measured: 1 vs 2 threads);

@@ -1,6 +1,6 @@
 """Lab 11 helpers, run beside the student's code (and beside the reference's): seeded batches,
 autograd through a parameter dict, training with trusted building blocks, and lab 6's beam
-search driven through the student's ``decoder_step`` (see ``rnngrade.harness.worker_helpers``
+search driven through the student's ``decoder_step`` (see ``rnngrade.suite.worker``
 for the rules).
 
 ``train_alone`` runs the module's ``train_seq2seq``, and ``call_alone`` any other function, with
@@ -22,7 +22,7 @@ from torch import nn
 from torch.func import functional_call
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from rnngrade.harness.worker_helpers import helper
+from rnngrade.suite.worker import helper
 
 PAD, BOS, EOS = 10, 11, 12
 

@@ -2,7 +2,7 @@
 (the README's "Known mistakes"; where a mistake does not fit the fixed parameter shapes it is
 written in the closest form that does, said in its description)."""
 
-from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.suite import Mutant
 
 ATTENTION = "        alpha = _masked_softmax(scores, mask)\n"
 READOUT = "torch.cat([s_new, ctx], dim=-1), params[\"out.weight\"]"

@@ -29,10 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from rnngrade.harness.checks.compare import CheckFailure
-from rnngrade.harness.checks.devices import device_params
-from rnngrade.harness.checks.tolerance import EXACT, Tolerance
-from rnngrade.results import plots
+from rnngrade.suite import EXACT, CheckFailure, Tolerance, device_params, plots
 
 PAD, BOS, EOS, V = 10, 11, 12, 13
 # float32 on CUDA with TF32 off: kernels sum in other orders than the CPU's float64; a GRU step,

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.harness.worker_helpers import helper
+from rnngrade.suite.worker import helper
 
 CLASSIC_KEYS = ("dWaa", "dWax", "dWya", "db", "dby")
 PARAMETER_KEYS = ("Wax", "Waa", "Wya", "b", "by")

@@ -1,6 +1,6 @@
 """Known lab 12 mistakes, each written as an edit of the reference ``solutions/lab12/dinos.py``."""
 
-from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.suite import Mutant
 
 MUTANTS = [
     # --- clip ----------------------------------------------------------------------------------

@@ -17,9 +17,7 @@ import string
 import numpy as np
 import pytest
 
-from rnngrade.grading.chained import add_note
-from rnngrade.harness.checks.tolerance import tolerance_for
-from rnngrade.harness.runner.base import StudentError
+from rnngrade.suite import StudentError, add_note, tolerance_for
 
 CLASSIC_KEYS = ("dWaa", "dWax", "dWya", "db", "dby")
 CHAR_TO_IX = {ch: i for i, ch in enumerate("\n" + string.ascii_lowercase)}  # the classic 27

@@ -1,6 +1,6 @@
 """Known lab 2 mistakes, each written as an edit of the reference ``solutions/lab2/bptt.py``."""
 
-from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.suite import Mutant
 
 MUTANTS = [
     # --- rnn_cell_backward -------------------------------------------------------------------

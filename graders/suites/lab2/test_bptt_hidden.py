@@ -12,10 +12,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rnngrade.grading.chained import Chain, expect_chained, expect_gradient_check
-from rnngrade.harness.checks.gradcheck import OutputLoss
-from rnngrade.harness.checks.tolerance import EXACT, Tolerance
-from rnngrade.harness.runner.base import ArgRef, FunctionRef
+from rnngrade.suite import (
+    EXACT,
+    ArgRef,
+    Chain,
+    FunctionRef,
+    OutputLoss,
+    Tolerance,
+    expect_chained,
+    expect_gradient_check,
+)
 
 # Gradient checks compare 1 + the relative error |a − n| / max(|a|, |n|, 1e-12) with 1.
 # Central differences with ε = 1e-5 in float64 are accurate to ~1e-10 absolute (truncation

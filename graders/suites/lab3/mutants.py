@@ -1,6 +1,6 @@
 """Known lab 3 mistakes, each written as an edit of the reference ``solutions/lab3/lstm.py``."""
 
-from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.suite import Mutant
 
 MUTANTS = [
     # --- lstm_cell_forward ---------------------------------------------------------------------

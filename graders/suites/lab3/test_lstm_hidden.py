@@ -19,11 +19,15 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
-from rnngrade.grading.chained import Chain, expect_chained, expect_gradient_check
-from rnngrade.harness.checks.compare import CheckFailure
-from rnngrade.harness.checks.devices import device_params
-from rnngrade.harness.checks.gradcheck import OutputLoss
-from rnngrade.harness.checks.tolerance import Tolerance
+from rnngrade.suite import (
+    Chain,
+    CheckFailure,
+    OutputLoss,
+    Tolerance,
+    device_params,
+    expect_chained,
+    expect_gradient_check,
+)
 
 GATES = ("f", "i", "c", "o")
 

@@ -3,7 +3,7 @@ student's code")."""
 
 from collections.abc import Callable
 
-from rnngrade.harness.worker_helpers import function
+from rnngrade.suite.worker import function
 
 
 @function

@@ -11,21 +11,27 @@ import pytest
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from rnngrade.grading.chained import Chain, expect_chained, reference_module, run_chained
-from rnngrade.grading.precision import promoted_oracle
-from rnngrade.harness.checks.compare import CheckFailure, to_numpy
-from rnngrade.harness.checks.devices import device_params
-from rnngrade.harness.checks.gradcheck import (
+from rnngrade.suite import (
+    EXACT,
+    EXCEPTION,
+    Chain,
+    CheckFailure,
+    InProcessRunner,
+    ModuleProxy,
     OutputLoss,
+    StudentError,
+    Tolerance,
     central_differences,
+    device_params,
+    expect_chained,
     locate,
+    promoted_oracle,
+    reference_module,
     relative_error,
+    run_chained,
     sample_indices,
+    to_numpy,
 )
-from rnngrade.harness.checks.tolerance import EXACT, Tolerance
-from rnngrade.harness.runner.base import EXCEPTION, StudentError
-from rnngrade.harness.runner.inprocess import InProcessRunner
-from rnngrade.harness.runner.proxy import ModuleProxy
 
 CLASSIC_SIZES = [  # (n_x, n_a, m): n_a = 1, m = 1, n_x = 1 and a larger one
     pytest.param(3, 5, 10, id="n_x3-n_a5-m10"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.suite import Mutant
 
 MUTANTS: list[Mutant] = [
     # ---- masked_softmax ----

@@ -10,9 +10,7 @@ forms tested directly; autograd gradients against the reference's and torch's.
 import pytest
 import torch
 
-from rnngrade.harness.checks.compare import CheckFailure
-from rnngrade.harness.checks.devices import device_params
-from rnngrade.harness.checks.tolerance import EXACT, FLOAT64, Tolerance
+from rnngrade.suite import EXACT, FLOAT64, CheckFailure, Tolerance, device_params
 
 # float32 on CUDA with TF32 off: the student's kernels and torch's fused attention kernels sum in
 # different orders; each rounding is 6e-8 and a row of attention sums at most a few dozen O(1)

@@ -1,5 +1,5 @@
 """Lab 6 helpers, run beside the student's code (and beside the reference's): language models
-behind a ``step_fn`` and seeded sampling (see ``rnngrade.harness.worker_helpers`` for the rules).
+behind a ``step_fn`` and seeded sampling (see ``rnngrade.suite.worker`` for the rules).
 
 A lab6 decoder sees a language model only through ``step_fn(state, token) -> (log_probs,
 new_state)``. The factories below build such models from plain data, so the very same model
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.harness.worker_helpers import function, helper
+from rnngrade.suite.worker import function, helper
 
 
 class _OpaqueHistory:

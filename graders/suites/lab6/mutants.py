@@ -1,6 +1,6 @@
 """Known mistakes of lab6 (decoding), each written as edits of solutions/lab6/decoding.py."""
 
-from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.suite import Mutant
 
 MUTANTS = [
     # --- softmax_with_temperature -------------------------------------------------------------

@@ -11,9 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from rnngrade.harness.checks.tolerance import Tolerance
-from rnngrade.harness.runner.base import FunctionRef
-from rnngrade.lab_helpers import lab_helpers
+from rnngrade.suite import FunctionRef, Tolerance, lab_helpers
 
 # ------------------------------------------------------------------ models
 #

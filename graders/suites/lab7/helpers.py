@@ -1,12 +1,12 @@
 """Lab 7 helpers, run beside the student's code (and the reference's): seeded initialisation,
 gradients through the LRU's parameters, and counting the work of a scan (see
-``rnngrade.harness.worker_helpers`` for the rules)."""
+``rnngrade.suite.worker`` for the rules)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from rnngrade.harness.worker_helpers import helper
+from rnngrade.suite.worker import helper
 
 
 @helper

@@ -1,6 +1,6 @@
 """Known mistakes of lab7 (the linear recurrent unit), as edits of solutions/lab7/lru.py."""
 
-from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.suite import Mutant
 
 MUTANTS = [
     # --- lru_lambda / lru_gamma ------------------------------------------------------------------

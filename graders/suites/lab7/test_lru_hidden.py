@@ -15,9 +15,7 @@ import pytest
 import torch
 from scipy import stats
 
-from rnngrade.harness.checks.compare import CheckFailure
-from rnngrade.harness.checks.devices import device_params
-from rnngrade.harness.checks.tolerance import FLOAT32, Tolerance
+from rnngrade.suite import FLOAT32, CheckFailure, Tolerance, device_params
 
 FORMS = ("lru_forward_loop", "lru_forward_fft", "lru_forward_scan")
 PARAMETERS = ("nu_log", "theta_log", "B_re", "B_im", "C_re", "C_im", "D")

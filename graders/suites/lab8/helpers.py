@@ -1,6 +1,6 @@
 """Lab 8 helpers, run beside the student's code (and beside the reference's): one-step models
 for ``recursive_forecast``, and autograd through Part B's forecaster (see
-``rnngrade.harness.worker_helpers`` for the rules).
+``rnngrade.suite.worker`` for the rules).
 
 ``recursive_forecast`` takes a function from windows ``(n, W)`` to next values ``(n,)``; these
 factories build such functions from plain data, so the same model exists on both sides. torch is
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.harness.worker_helpers import function, helper
+from rnngrade.suite.worker import function, helper
 
 GENERATOR_STATE = 20_260_808  # torch's generator before a Part B call: fixed, not the call's seed
 

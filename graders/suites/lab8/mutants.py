@@ -1,7 +1,7 @@
 """Known lab 8 mistakes, each written as an edit of the reference ``solutions/lab8/forecast.py``
 (the list of the lab README's "Pitfalls", in its order)."""
 
-from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.suite import Mutant
 
 MUTANTS = [
     # --- make_windows -----------------------------------------------------------------------

@@ -15,11 +15,15 @@ import copy
 import numpy as np
 import pytest
 
-from rnngrade.harness.checks.causal import assert_causal
-from rnngrade.harness.checks.structure import assert_outputs
-from rnngrade.harness.checks.tolerance import EXACT
-from rnngrade.harness.runner.base import EXCEPTION, FunctionRef, StudentError
-from rnngrade.results import plots
+from rnngrade.suite import (
+    EXACT,
+    EXCEPTION,
+    FunctionRef,
+    StudentError,
+    assert_causal,
+    assert_outputs,
+    plots,
+)
 
 # The README fixes the split and index rules exactly: integer indices, bools and the values a
 # function only copies (windows, a held reading) must match bit for bit.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rnngrade.harness.checks.tolerance import Tolerance
+from rnngrade.suite import Tolerance
 
 # Float64 on the same formulas: only the order of sums may differ (~1e-15 relative);
 # every known mistake changes the forecasts or gradients by > 1e-4.
@@ -81,7 +81,7 @@ def _forward_probe(per_window: bool):
 def test_lstm_forecaster_forward(check, reference, rng, device, per_window):
     torch = torch_module()
     if device == "cuda":
-        from rnngrade.harness.checks.devices import cuda_unavailable_reason
+        from rnngrade.suite import cuda_unavailable_reason
 
         reason = cuda_unavailable_reason()
         if reason:

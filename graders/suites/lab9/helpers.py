@@ -1,5 +1,5 @@
 """Lab 9 helpers, run beside the student's code (and beside the reference's): seeded generators,
-and training with lab 2's loss in place (see ``rnngrade.harness.worker_helpers`` for the rules).
+and training with lab 2's loss in place (see ``rnngrade.suite.worker`` for the rules).
 
 ``init_params`` and ``sample_text`` take a ``numpy.random.Generator``, which is not plain data:
 the helpers build it from a seed on the student's side. ``train_tbptt`` calls the module's
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.harness.worker_helpers import helper
+from rnngrade.suite.worker import helper
 
 
 @helper

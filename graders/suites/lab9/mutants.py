@@ -1,7 +1,7 @@
 """Known lab 9 mistakes, each written as an edit of the reference ``solutions/lab9/charlm.py``
 (the README's "Known mistakes", and three training loops that do not train)."""
 
-from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.suite import Mutant
 
 MUTANTS = [
     # --- build_vocab, split_train_val ----------------------------------------------------------

@@ -18,7 +18,7 @@ import math
 import numpy as np
 import pytest
 
-from rnngrade.harness.checks.tolerance import EXACT, Tolerance
+from rnngrade.suite import EXACT, Tolerance
 
 # Values computed from the same inputs in float64 by the same formulas: only summation order may
 # differ, ~1e-15 relative; 1e-10 leaves a 1e5 margin and every known mistake is off by > 1e-3.

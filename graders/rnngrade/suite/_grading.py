@@ -1,0 +1,67 @@
+"""What ``rnngrade.suite`` gives a lab's hidden suite, imported from wherever it lives in the
+engine (loaded on a suite's first use of a name, on the trusted side only: see the package)."""
+
+from __future__ import annotations
+
+from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.grading.chained import (
+    Chain,
+    add_note,
+    expect_chained,
+    expect_gradient_check,
+    reference_module,
+    run_chained,
+)
+from rnngrade.grading.precision import promoted_oracle
+from rnngrade.harness.checks.causal import assert_causal
+from rnngrade.harness.checks.compare import CheckFailure, to_numpy
+from rnngrade.harness.checks.devices import cuda_unavailable_reason, device_params
+from rnngrade.harness.checks.gradcheck import (
+    OutputLoss,
+    central_differences,
+    locate,
+    relative_error,
+    sample_indices,
+)
+from rnngrade.harness.checks.structure import assert_outputs
+from rnngrade.harness.checks.tolerance import EXACT, FLOAT32, FLOAT64, Tolerance, tolerance_for
+from rnngrade.harness.runner.base import EXCEPTION, ArgRef, FunctionRef, StudentError
+from rnngrade.harness.runner.inprocess import InProcessRunner
+from rnngrade.harness.runner.proxy import ModuleProxy
+from rnngrade.lab_helpers import lab_helpers
+from rnngrade.results import plots
+
+__all__ = [
+    "EXACT",
+    "EXCEPTION",
+    "FLOAT32",
+    "FLOAT64",
+    "ArgRef",
+    "Chain",
+    "CheckFailure",
+    "FunctionRef",
+    "InProcessRunner",
+    "ModuleProxy",
+    "Mutant",
+    "OutputLoss",
+    "StudentError",
+    "Tolerance",
+    "add_note",
+    "assert_causal",
+    "assert_outputs",
+    "central_differences",
+    "cuda_unavailable_reason",
+    "device_params",
+    "expect_chained",
+    "expect_gradient_check",
+    "lab_helpers",
+    "locate",
+    "plots",
+    "promoted_oracle",
+    "reference_module",
+    "relative_error",
+    "run_chained",
+    "sample_indices",
+    "to_numpy",
+    "tolerance_for",
+]
