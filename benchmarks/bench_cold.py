@@ -65,7 +65,8 @@ def _patch_zygote(m):
         T.setdefault("zygote", time.time())
     m.ZygoteClient._start = start_
 
-PATCHES = {"rnngrade.grading.engine": _patch_engine, "rnngrade.sandbox.zygote": _patch_zygote}
+PATCHES = {"rnngrade.grading.engine": _patch_engine,
+           "rnngrade.sandbox.zygote.client": _patch_zygote}
 
 class _Hooks(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):

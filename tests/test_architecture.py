@@ -149,6 +149,14 @@ def test_the_gradebook_imports_nothing_of_the_course():
             if any(x.startswith("rnngrade.course") for x in t)} == {}
 
 
+def test_the_zygote_s_process_and_its_client_share_only_their_protocol():
+    """The zygote process loads nothing of the grader's side, and the grader's side starts it by
+    name, never importing it: each only knows the messages of ``zygote.protocol``."""
+    server, client = "rnngrade.sandbox.zygote.server", "rnngrade.sandbox.zygote.client"
+    assert client not in imports()[server] and server not in imports()[client]
+    assert "rnngrade.sandbox.zygote.protocol" in imports()[server] & imports()[client]
+
+
 @pytest.mark.parametrize("module", ["rnngrade.labs", "rnngrade.limits"])
 def test_the_lab_registry_loads_no_sandbox(module):
     code = (f"import sys, {module}; "

@@ -311,7 +311,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         # the sandbox's fork server imports what workers need while this process imports the
         # grader (it would otherwise start only when the first test runs)
         from rnngrade.labs import get_lab
-        from rnngrade.sandbox.zygote import start_soon
+        from rnngrade.sandbox.zygote.client import start_soon
 
         imports: tuple[str, ...] = ()
         with contextlib.suppress(Exception):  # an unknown lab is reported below

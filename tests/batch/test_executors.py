@@ -129,7 +129,7 @@ def _children(pid: int) -> set[int]:
 
 def test_sandboxed_workers_use_clones_of_the_coordinator_s_zygote(tmp_path):
     from rnngrade.sandbox import SandboxUnavailable
-    from rnngrade.sandbox.zygote import shared_client
+    from rnngrade.sandbox.zygote.client import shared_client
 
     try:
         mother = shared_client()
@@ -140,12 +140,12 @@ def test_sandboxed_workers_use_clones_of_the_coordinator_s_zygote(tmp_path):
     folder.mkdir()
     write_entry(folder, "alice", lab, lab.solution_path().read_text(), "py")
     pool = LocalPool(GradingSpec("lab1", "cpu", False), 1, timeout=120)
-    before = _children(mother.info["pid"])
+    before = _children(mother.info.pid)
     tasks = [(e.student, read_entry(e).to_wire()) for e in [Entry("alice", folder / "alice.py")]]
     for _, outcome in pool.run(tasks):
         assert isinstance(outcome, Graded)
         worker = int(outcome.worker.rsplit(":", 1)[1])
-        clones = _children(mother.info["pid"]) - before
+        clones = _children(mother.info.pid) - before
         assert len(clones) == 1  # the worker's zygote, forked from this process's
         assert _children(worker) == set()  # the worker started no zygote of its own
         result = outcome.result
@@ -177,7 +177,7 @@ def test_start_early_starts_the_fork_server_and_the_zygote(monkeypatch, lab, inp
     import multiprocessing.forkserver
 
     from rnngrade.gradebook import executors
-    from rnngrade.sandbox import zygote as zygote_module
+    from rnngrade.sandbox.zygote import client as zygote_module
 
     started: dict[str, object] = {}
     monkeypatch.setattr(multiprocessing.forkserver, "ensure_running",

@@ -276,7 +276,8 @@ def test_an_edited_reference_is_run_again(toy):
 
 
 def test_the_worker_cannot_see_the_cache(sandbox, tmp_path, monkeypatch):
-    from rnngrade.sandbox import isolation, zygote
+    from rnngrade.sandbox import isolation
+    from rnngrade.sandbox.zygote import client as zygote
 
     monkeypatch.delenv(reference_cache.ENV, raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)

@@ -286,7 +286,7 @@ def test_top_level_exits_are_noted_and_skipped_like_any_top_level_error(sandbox)
 
 @pytest.mark.slow  # starts a second zygote (a few seconds)
 def test_a_dead_zygote_is_replaced_and_running_workers_carry_on(sandbox):
-    from rnngrade.sandbox.zygote import shared_client
+    from rnngrade.sandbox.zygote.client import shared_client
 
     runner = sandbox(FAILING)
     zygote = shared_client().process

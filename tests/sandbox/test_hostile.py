@@ -238,7 +238,7 @@ def test_the_worker_s_kernel_openings_are_closed_and_reported(sandbox):
 def test_proc_shows_nothing_of_the_host(sandbox, hostile_source, lab1_args):
     import os
 
-    from rnngrade.sandbox.zygote import shared_client
+    from rnngrade.sandbox.zygote.client import shared_client
 
     runner = sandbox(hostile_source("proc_snoop"))
     if not runner.protections()["host environment hidden in /proc"]:
@@ -252,7 +252,7 @@ def test_proc_shows_nothing_of_the_host(sandbox, hostile_source, lab1_args):
             "/etc/localtime", "/sys/devices/system/cpu", "/sys/devices/system/node"}
     jail |= {f"/dev/{d}" for d in ("null", "zero", "full", "random", "urandom")}  # no mknod
     jail |= {f"/{d}" for d in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")}
-    assert mounted - jail <= set(shared_client().info["binds"])  # the Python installation
+    assert mounted - jail <= set(shared_client().info.binds)  # the Python installation
     text = "".join(seen.values())
     with open("/proc/self/cgroup") as f:
         host_cgroups = {line.split(":", 2)[2].strip() for line in f} - {"/"}

@@ -224,7 +224,7 @@ def test_the_zygote_leaves_cuda_uninitialised_for_its_workers(sandbox):
     import torch
 
     from rnngrade.labs import available_labs
-    from rnngrade.sandbox import zygote
+    from rnngrade.sandbox.zygote import client as zygote
 
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device on this machine")

@@ -272,7 +272,7 @@ LIMITS_PROBE = textwrap.dedent('''
 
 
 def test_a_closed_runner_leaves_a_worker_on_standby_for_the_next_one(sandbox):
-    from rnngrade.sandbox.zygote import shared_client
+    from rnngrade.sandbox.zygote.client import shared_client
 
     client = shared_client()
     first = sandbox(LIMITS_PROBE)

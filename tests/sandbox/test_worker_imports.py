@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rnngrade.labs import LabConfigError, load_lab
-from rnngrade.sandbox import zygote
+from rnngrade.sandbox.zygote import client as zygote
 
 PROBE = "import sys\n\ndef imported(name):\n    return name in sys.modules\n"
 MODULE = "xml.dom.minidom"  # nothing of the worker side imports it

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from rnngrade.sandbox import zygote
 from rnngrade.sandbox.runner import SandboxRunner
+from rnngrade.sandbox.zygote import client as zygote
 
 from .conftest import REFERENCE, require_protected
 
@@ -75,15 +75,15 @@ def test_a_clone_is_a_zygote_of_its_own_forked_from_the_mother(mother, adopted):
     channel, pid = mother.clone()
     zygote.adopt(channel, pid)
     clone = zygote.shared_client()
-    assert clone.info["pid"] == pid != mother.info["pid"]
-    assert parent_of(pid) == mother.info["pid"]  # forked from it, never from a grader
-    assert not set(clone.info["dirs"]) & set(mother.info["dirs"])  # jail directories its own
+    assert clone.info.pid == pid != mother.info.pid
+    assert parent_of(pid) == mother.info.pid  # forked from it, never from a grader
+    assert not set(clone.info.dirs) & set(mother.info.dirs)  # jail directories its own
     value = softmax_through_the_shared_zygote()
     np.testing.assert_allclose(value.sum(axis=0), 1.0)
     assert mother.alive
     zygote.close_shared_client()
     assert ended(pid)
-    assert not any(os.path.exists(d) for d in clone.info["dirs"])  # cleaned up on its way out
+    assert not any(os.path.exists(d) for d in clone.info.dirs)  # cleaned up on its way out
     assert mother.alive  # the mother serves on
 
 
@@ -100,7 +100,7 @@ def test_a_clone_outlives_its_mother_while_its_grader_needs_it(mother, adopted):
     mother = zygote.ZygoteClient(mother.clone())  # a clone is a zygote too: a mother to close
     channel, pid = mother.clone()
     mother.close()  # the coordinator is done with its own zygote
-    assert ended(mother.info["pid"])
+    assert ended(mother.info.pid)
     zygote.adopt(channel, pid)
     np.testing.assert_allclose(softmax_through_the_shared_zygote().sum(axis=0), 1.0)
     zygote.close_shared_client()

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from rnngrade.sandbox import zygote
+from rnngrade.sandbox.zygote import client as zygote
 
 
 class FakeClient:

@@ -119,7 +119,7 @@ def _worker_main(conn: Connection, spec: dict,
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's business
     single_threaded()
     if zygote is not None:
-        from rnngrade.sandbox.zygote import adopt
+        from rnngrade.sandbox.zygote.client import adopt
 
         adopt(*zygote)
     from rnngrade.grading.engine import shared_grader
@@ -252,7 +252,7 @@ def _coordinator_zygote(spec: dict, start: bool = False, imports: tuple[str, ...
     if spec["inprocess"]:
         return None
     try:
-        from rnngrade.sandbox.zygote import shared_client, start_soon
+        from rnngrade.sandbox.zygote.client import shared_client, start_soon
 
         if start:
             start_soon(imports)

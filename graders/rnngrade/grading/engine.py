@@ -363,7 +363,7 @@ def start_sandbox_soon(imports: tuple[str, ...] = ()) -> None:
     ``worker_imports``) for its workers (nothing where there is no sandbox: the first runner
     then says why)."""
     try:
-        from rnngrade.sandbox.zygote import start_soon
+        from rnngrade.sandbox.zygote.client import start_soon
     except ImportError:  # pragma: no cover - a platform without the sandbox's modules
         return
     start_soon(imports)

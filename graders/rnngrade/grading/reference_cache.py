@@ -6,7 +6,7 @@ computed once per *lab version* and kept in one JSON file per entry under ``cach
 
 - ``$RNNGRADE_CACHE_DIR`` when set (set but empty: no disk cache, every value is computed),
   else ``$XDG_CACHE_HOME/rnngrade``, else ``~/.cache/rnngrade``. It is read and written by the
-  grader's trusted process only; the sandbox hides it from workers (``sandbox.zygote``).
+  grader's trusted process only; the sandbox hides it from workers (``sandbox.zygote.client``).
 - The key (``entry_key``) holds everything a figure depends on: the lab's content digest (what
   ``grader_version`` records: any edit to its suite, reference or metadata changes it), the
   package version, the test's id (or none for a value shared by the lab's tests), the outcome

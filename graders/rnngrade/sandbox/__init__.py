@@ -7,6 +7,6 @@ and jailed by ``isolation`` within the ``Limits``.
 
 from rnngrade.limits import Limits
 from rnngrade.sandbox.runner import SandboxRunner
-from rnngrade.sandbox.zygote import SandboxUnavailable, close_shared_client
+from rnngrade.sandbox.zygote.client import SandboxUnavailable, close_shared_client
 
 __all__ = ["Limits", "SandboxRunner", "SandboxUnavailable", "close_shared_client"]

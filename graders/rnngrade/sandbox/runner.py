@@ -64,7 +64,7 @@ from rnngrade.sandbox.protocol import (
     expecting,
     reply_caps,
 )
-from rnngrade.sandbox.zygote import SandboxUnavailable, ZygoteClient, shared_client
+from rnngrade.sandbox.zygote.client import SandboxUnavailable, ZygoteClient, shared_client
 
 REQUIRED = ("private filesystem", "unprivileged uid")
 HELLO_SECONDS = 60.0
