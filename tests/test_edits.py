@@ -117,6 +117,9 @@ def test_the_feedback_calls_it_a_likely_mistake():
     lab, old, new, sentence = CORPUS[3]
     text = render_feedback_md(graded(lab, ((old, new),)))
     assert f"likely mistake:** {sentence}" in text
+    # the localisation beside it is where it goes wrong, not another possible mistake
+    assert "**Where it goes wrong:** the first of your values" in text
+    assert "**Or:** the first" not in text
 
 
 @pytest.mark.parametrize("lab", ["lab2", "lab3"])
