@@ -3,13 +3,14 @@
 Once localisation has found the first reference value that goes wrong (``localise.first_wrong``),
 the expression the reference computes it with is edited in small ways: a factor of a product
 dropped (a sigmoid's ``x * (1 - x)`` as one factor) or added (one of the function's own values of
-the node's shape, or its derivative form ``x * (1 - x)`` or ``1 - x ** 2``); one operand for
-another of the function's values of the same shape (also inside a one-call definition:
-``np.tanh(a_next)`` for ``np.tanh(c_next)``); a derivative or activation swapped (``1 - x ** 2``
-for ``x * (1 - x)`` and back, ``1 - x`` for ``1 - x ** 2``, tanh applied twice, a sigmoid for a
-tanh); a transpose added or removed; a sum's axis or ``keepdims`` changed; a slice's halves
-swapped; a sign flipped. Each edit is evaluated on the reference's own captured values of its
-inputs (NumPy on captured arrays, never the student's code).
+the node's shape, or its derivative form ``x * (1 - x)`` or ``1 - x ** 2``); a term of a sum
+dropped; one operand for another of the function's values of the same shape (also inside a
+one-call definition: ``np.tanh(a_next)`` for ``np.tanh(c_next)``); a derivative or activation
+swapped (``1 - x ** 2`` for ``x * (1 - x)`` and back, ``1 - x`` or ``(1 - x) ** 2`` for
+``1 - x ** 2``, tanh applied twice, a sigmoid for a tanh); a transpose added or removed; a sum's
+axis or ``keepdims`` changed, a mean for it, or none; a slice's halves swapped; a sign flipped.
+Each edit is evaluated on the reference's own captured values of its inputs (NumPy on captured
+arrays, never the student's code).
 
 An edit names the mistake only when its value equals the student's value of that node (the
 localisation's tolerance, and the same shape) while the correct value does not; when two
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import math
 import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -67,11 +69,14 @@ def _checked(value: Any) -> np.ndarray:
 
 
 def _elementwise(a: np.ndarray, b: np.ndarray) -> None:
+    """Raise ``_Unusable`` unless ``a`` and ``b`` broadcast to at most ``MAX_ELEMENTS``."""
+    if a.shape == b.shape or a.ndim == 0 or b.ndim == 0:
+        return  # no larger than the larger of the two, each within the cap
     try:
         shape = np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
         raise _Unusable from None
-    if int(np.prod(shape, dtype=np.int64)) > MAX_ELEMENTS:
+    if math.prod(shape) > MAX_ELEMENTS:
         raise _Unusable
 
 
@@ -232,9 +237,9 @@ def same(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
 
 @dataclass(frozen=True)
 class Edit:
-    """One edit of a formula: the edited ``formula``; ``kind`` ("drop", "add", "replace",
-    "transpose"); ``old``: the part changed (dropped, replaced); ``new``: what replaces it or is
-    added."""
+    """One edit of a formula: the edited ``formula``; ``kind`` ("drop" a factor, "drop term",
+    "add" a factor, "replace", "transpose"); ``old``: the part changed (dropped, replaced);
+    ``new``: what replaces it or is added."""
 
     formula: ast.expr
     kind: str
@@ -247,22 +252,32 @@ class Edit:
 
 
 def _replaced(root: ast.expr, target: ast.AST, new: ast.expr) -> ast.expr:
-    """A copy of ``root`` with ``target`` (a node of ``root``) replaced by ``new``."""
-    if target is root:
-        return copy.deepcopy(new)
-    position = next(i for i, n in enumerate(ast.walk(root)) if n is target)
-    tree = copy.deepcopy(root)
-    found = list(ast.walk(tree))[position]
-    for parent in ast.walk(tree):
-        for field, value in ast.iter_fields(parent):
-            if value is found:
-                setattr(parent, field, copy.deepcopy(new))
-                return tree
-            if isinstance(value, list) and any(item is found for item in value):
-                value[[i for i, item in enumerate(value) if item is found][0]] = (
-                    copy.deepcopy(new))
-                return tree
-    raise _Unusable
+    """``root`` with ``target`` (one of its nodes) replaced by ``new``: the nodes on the way down
+    are new, the rest shared (no edited tree is ever changed in place)."""
+    found = _rebuilt(root, target, new)
+    if not isinstance(found, ast.expr):
+        raise _Unusable
+    return found
+
+
+def _rebuilt(node: ast.AST, target: ast.AST, new: ast.AST) -> ast.AST:
+    if node is target:
+        return new
+    fields: dict[str, Any] = {}
+    changed = False
+    for name, value in ast.iter_fields(node):
+        if isinstance(value, ast.AST):
+            fields[name] = _rebuilt(value, target, new)
+        elif isinstance(value, list):
+            fields[name] = [_rebuilt(v, target, new) if isinstance(v, ast.AST) else v
+                            for v in value]
+            changed = changed or any(a is not b for a, b in zip(fields[name], value))
+            continue
+        else:
+            fields[name] = value
+            continue
+        changed = changed or fields[name] is not value
+    return type(node)(**fields) if changed else node
 
 
 def _factors(node: ast.expr) -> list[ast.expr]:
@@ -402,6 +417,7 @@ def candidates(formula: ast.expr, pool: Quantities, shape: tuple[int, ...]) -> I
     (the same edited text) are left to the caller."""
     yield from _derivative_edits(formula)
     yield from _dropped(formula)
+    yield from _terms_dropped(formula)
     yield from _substituted(formula, pool)
     yield from _shape_edits(formula, shape)
     yield from _activation_edits(formula)
@@ -434,8 +450,9 @@ def _derivative_edits(formula: ast.expr) -> Iterator[Edit]:
             x = _tanh_derivative_of(factor)
             if x is None:
                 continue
-            for new in (_sigmoid_form(x), ast.BinOp(ast.Constant(1), ast.Sub(), x),
-                        _tanh_form(_np("tanh", x))):
+            one_minus = ast.BinOp(ast.Constant(1), ast.Sub(), copy.deepcopy(x))
+            for new in (_sigmoid_form(x), one_minus, _tanh_form(_np("tanh", x)),
+                        ast.BinOp(copy.deepcopy(one_minus), ast.Pow(), ast.Constant(2))):
                 yield Edit(_replaced(formula, factor, new), "replace", factor, new)
         for i, a in enumerate(factors):
             for j, b in enumerate(factors):
@@ -533,6 +550,12 @@ def _reductions(formula: ast.expr, node: ast.Call) -> Iterator[Edit]:
         new = ast.Call(copy.deepcopy(node.func), copy.deepcopy(node.args),
                        [ast.keyword(k, copy.deepcopy(v)) for k, v in variant.items()])
         yield Edit(_replaced(formula, node, new), "replace", node, new)
+    other = "mean" if _function_name(node) == "sum" else "sum"
+    swapped = ast.Call(ast.Attribute(ast.Name("np", ast.Load()), other, ast.Load()),
+                       copy.deepcopy(node.args), copy.deepcopy(node.keywords))
+    yield Edit(_replaced(formula, node, swapped), "replace", node, swapped)
+    if node.args:
+        yield Edit(_replaced(formula, node, node.args[0]), "replace", node, node.args[0])
 
 
 def _activation_edits(formula: ast.expr) -> Iterator[Edit]:
@@ -548,6 +571,17 @@ def _activation_edits(formula: ast.expr) -> Iterator[Edit]:
                  if name == "tanh" else _np("tanh", x))
         for new in (other, ast.Call(copy.deepcopy(node.func), [copy.deepcopy(node)], []), x):
             yield Edit(_replaced(formula, node, new), "replace", node, new)
+
+
+def _terms_dropped(formula: ast.expr) -> Iterator[Edit]:
+    """One term of a sum left out (``a - b`` without ``a`` is ``-b``)."""
+    for node in ast.walk(formula):
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub)
+                and _one_minus(node) is None):  # 1 - x is a derivative form, not a sum
+            yield Edit(_replaced(formula, node, node.left), "drop term", node.right)
+            right = (node.right if isinstance(node.op, ast.Add)
+                     else ast.UnaryOp(ast.USub(), node.right))
+            yield Edit(_replaced(formula, node, right), "drop term", node.left)
 
 
 def _signs(formula: ast.expr) -> Iterator[Edit]:
@@ -663,6 +697,9 @@ def sentence(edit: Edit, node: str, names: Callable[[str], str | None], pool: Qu
     if edit.kind == "drop" and edit.old is not None:
         return (f"`{node}` is missing the factor "
                 f"{_described(edit.old, _renamed(edit.old, names, pool), factor=True)}")
+    if edit.kind == "drop term" and edit.old is not None:
+        return (f"`{node}` is missing the term "
+                f"{_described(edit.old, _renamed(edit.old, names, pool))}")
     if edit.kind == "add" and edit.new is not None:
         return (f"`{node}` has an extra factor "
                 f"{_described(edit.new, _renamed(edit.new, names, pool), factor=True)}")
