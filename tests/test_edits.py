@@ -69,6 +69,15 @@ NUMBER = re.compile(r"\d\.\d|\de[-+]?\d")  # a captured value printed: never all
 NAMED_SHARE = 0.8  # the issue's bar: at least 8 of every 10 one-bug variants named exactly
 
 
+_ROOT = ""  # where the graded variants are written: the session's temporary folder
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _variants_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    global _ROOT
+    _ROOT = str(tmp_path_factory.mktemp("edits"))
+
+
 @functools.cache
 def graded(lab: str, edits: tuple[tuple[str, str], ...]) -> GradeResult:
     """``lab``'s reference with ``edits`` applied, graded in-process on the CPU (once)."""
@@ -76,7 +85,7 @@ def graded(lab: str, edits: tuple[tuple[str, str], ...]) -> GradeResult:
     for old, new in edits:
         assert source.count(old) == 1, old
         source = source.replace(old, new)
-    folder = Path(tempfile.mkdtemp(prefix="edits-")) / "sub"
+    folder = Path(tempfile.mkdtemp(prefix="edits-", dir=_ROOT)) / "sub"
     folder.mkdir()
     (folder / FILES[lab]).write_text(source)
     return grade(folder, lab, inprocess=True, device="cpu")
