@@ -77,7 +77,7 @@ def test_lstm_cell_backward_names_the_first_wrong_value_and_the_right_outputs(tm
     assert "`dc_prev`" in text.split("wrong;")[1]  # right
     assert "`dWc`" in text.split("wrong;")[0] and "`dxt`" in text.split("wrong;")[0]
     assert "`dc`" in text  # what it is computed from, right
-    assert "where it goes wrong" in render_feedback_md(result)
+    assert "where it goes wrong" in render_feedback_md(result).lower()
     # no other function is blamed: the forward pass is right
     assert not _localised(result, "lstm_cell_forward")
 

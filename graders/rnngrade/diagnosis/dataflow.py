@@ -22,13 +22,16 @@ from rnngrade.diagnosis.mutants import SOURCE
 class Flow:
     """params: the function's arguments; order: the names it assigns, first assignment first;
     deps: per assigned name or output label, the parameters and assigned names it reads;
-    words: per name, what the docstring calls it (``ft = σ(...)   forget gate``)."""
+    words: per name, what the docstring calls it (``ft = σ(...)   forget gate``);
+    formulas: per name assigned exactly once, by a plain ``name = ...`` in the function's own
+    body (no loop or branch), and per output, the expression that computes it."""
 
     params: tuple[str, ...]
     order: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     deps: dict[str, set[str]] = field(default_factory=dict)
     words: dict[str, str] = field(default_factory=dict)
+    formulas: dict[str, ast.expr] = field(default_factory=dict)
 
     def consumers(self, name: str) -> list[str]:
         return [other for other in (*self.order, *self.outputs)
@@ -44,8 +47,16 @@ def flow_of(function: Any) -> Flow | None:
     params = tuple(a.arg for a in (*arguments.posonlyargs, *arguments.args,
                                    *arguments.kwonlyargs))
     flow = Flow(params, words=_docstring_words(ast.get_docstring(node) or ""))
+    assigned: dict[str, list[ast.expr | None]] = {}
     for statement in node.body:
         _visit(statement, flow)
+        _formulas(statement, assigned)
+    for inner in node.body:
+        for nested in ast.walk(inner):
+            if isinstance(nested, ast.stmt) and nested is not inner:
+                _formulas(nested, assigned, nested=True)
+    flow.formulas.update({name: found[0] for name, found in assigned.items()
+                          if len(found) == 1 and found[0] is not None})
     known = set(params) | set(flow.order)
     flow.deps = {k: {n for n in v if n in known and n != k} for k, v in flow.deps.items()}
     return flow
@@ -112,22 +123,45 @@ def _visit(statement: ast.stmt, flow: Flow) -> None:
                 _visit(inner, flow)
 
 
+def _formulas(statement: ast.stmt, assigned: dict[str, list[ast.expr | None]],
+              nested: bool = False) -> None:
+    """Each name ``statement`` assigns, with its expression when it is a plain ``name = ...``
+    of the function's own body (None: assigned otherwise, so no single formula)."""
+    if isinstance(statement, ast.Assign):
+        plain = not nested and len(statement.targets) == 1
+        for target in statement.targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    assigned.setdefault(name.id, []).append(
+                        statement.value if plain and name is target else None)
+    elif isinstance(statement, ast.AugAssign | ast.AnnAssign | ast.For | ast.With):
+        targets = ([i.optional_vars for i in statement.items if i.optional_vars is not None]
+                   if isinstance(statement, ast.With) else [statement.target])
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    assigned.setdefault(name.id, []).append(None)
+
+
 def _outputs(value: ast.expr, flow: Flow) -> None:
     if isinstance(value, ast.Dict):
         for key, item in zip(value.keys, value.values):
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                _output(flow, f"[{key.value!r}]", _read(item))
+                _output(flow, f"[{key.value!r}]", item)
     elif isinstance(value, ast.Tuple | ast.List):
         for index, item in enumerate(value.elts):
-            _output(flow, f"[{index}]", _read(item))
+            _output(flow, f"[{index}]", item)
     else:
-        _output(flow, "", _read(value))
+        _output(flow, "", value)
 
 
-def _output(flow: Flow, label: str, reads: set[str]) -> None:
+def _output(flow: Flow, label: str, item: ast.expr) -> None:
     if label not in flow.outputs:
         flow.outputs.append(label)
-    flow.deps.setdefault(label, set()).update(reads)
+        flow.formulas[label] = item
+    else:
+        flow.formulas.pop(label, None)  # two returns: no single formula
+    flow.deps.setdefault(label, set()).update(_read(item))
 
 
 _WORDS = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*\S.*?\s{2,}([A-Za-z][A-Za-z ()'\-]{2,60})\s*$")

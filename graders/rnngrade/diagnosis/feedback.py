@@ -19,8 +19,8 @@ from rnngrade.results.model import (
     TestResult,
 )
 
-_ORDER = {DiagnosisSource.KNOWN_MISTAKE.value: 0, DiagnosisSource.STRUCTURAL.value: 1,
-          DiagnosisSource.LOCALISED.value: 2, DiagnosisSource.HEURISTIC.value: 3}
+_ORDER = {source.value: rank for rank, source in enumerate(DiagnosisSource)}  # trusted first
+_UNRANKED = len(_ORDER)
 
 
 @dataclass
@@ -55,7 +55,8 @@ def tested_function(test: TestResult) -> str:
 
 def fix_sections(result: GradeResult) -> list[FixSection]:
     """The failing tests of ``result`` grouped by their best diagnosis, known mistakes first,
-    then structural and heuristic ones, then tests without a diagnosis (by function)."""
+    then edits of the reference's formula, structural, localised and heuristic ones, then tests
+    without a diagnosis (by function)."""
     sections: dict[tuple[str, str], FixSection] = {}
     for test in result.tests:
         if test.outcome in (PASSED, SKIPPED):
@@ -72,10 +73,11 @@ def fix_sections(result: GradeResult) -> list[FixSection]:
                     section.also.append(other)
         section.tests.append(test)
     return sorted(sections.values(), key=lambda s: (
-        4 if s.diagnosis is None else _ORDER.get(s.diagnosis.source, 3), -s.points_lost))
+        _UNRANKED + 1 if s.diagnosis is None else _ORDER.get(s.diagnosis.source, _UNRANKED),
+        -s.points_lost))
 
 
 def _best(diagnoses: list[Diagnosis]) -> Diagnosis | None:
     if not diagnoses:
         return None
-    return min(diagnoses, key=lambda d: _ORDER.get(d.source, 3))
+    return min(diagnoses, key=lambda d: _ORDER.get(d.source, _UNRANKED))

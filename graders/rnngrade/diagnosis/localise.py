@@ -8,7 +8,9 @@ the reference computes them (``dataflow``). The first reference value that no st
 matches while every value it is computed from is right is where the function goes wrong: named by
 the student's own variable of its shape computed at that point when there is one, else in words.
 A value the student never stored is taken as right when a value computed from it is right.
-With it the diagnosis says which of the function's outputs are still right.
+With it the diagnosis says which of the function's outputs are still right, and, when one small
+edit of the reference's formula for that value gives the student's value (``edits``), what the
+mistake is.
 
 Nothing captured is shown as it is: the diagnosis names variables and outputs, never numbers.
 """
@@ -24,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from rnngrade.diagnosis.dataflow import Flow, flow_of
+from rnngrade.diagnosis.edits import edit_diagnosis
 from rnngrade.harness.capture import MAX_ELEMENTS, MAX_NAMES, MAX_TOTAL, RETURN
 from rnngrade.harness.runner.base import CallResult, FunctionRef
 from rnngrade.harness.runner.proxy import ModuleProxy
@@ -34,6 +37,7 @@ EVIDENCE = ("your function's own intermediate values, compared with the course's
             "inputs (check `{check}`)")
 MAX_LISTED = 4  # names listed in one sentence before "and N more"
 _LABEL = re.compile(r"^[A-Za-z_]\w{0,59}(\[(\d{1,3}|'[A-Za-z_]\w{0,39}')\])?$")
+_PLAIN = re.compile(r"^[A-Za-z_]\w*$")
 _GROUPS = (("dW", "weight gradient"), ("db", "bias gradient"))
 
 
@@ -347,25 +351,54 @@ def diagnosis(function: str, check: str, flow: Flow | None, located: Located | N
 def localise(function: str, check: str, reference_function: Any,
              student: Mapping[str, np.ndarray], reference: Mapping[str, np.ndarray],
              comparisons: list[Any], names: tuple[str, ...] | None, atol: float, rtol: float
-             ) -> Diagnosis | None:
-    """The localisation of a failed check of ``function`` from both captures."""
+             ) -> list[Diagnosis]:
+    """The localisation of a failed check of ``function`` from both captures, after the one
+    edit of the reference's formula for the first wrong value that explains it, if any
+    (``diagnosis/edits.py``)."""
     status = outputs_status(comparisons, check, names)
     flow = flow_of(reference_function) if reference_function is not None else None
     located = None
     if flow is not None and student and reference:
         located = first_wrong(flow, reference, student, status, atol, rtol)
+
+    def student_name(label: str) -> str | None:
+        """The student's variable holding the reference's value ``label`` (None: none)."""
+        want = reference.get(label)
+        if want is None or label.startswith(RETURN):
+            return None
+        return next((mine for mine, s in student.items() if mine == label
+                     and _matches(s, want, atol, rtol)), None) or next(
+            (mine for mine, s in student.items() if not mine.startswith(RETURN)
+             and _PLAIN.match(mine) and _matches(s, want, atol, rtol)), None)
+
     student_names: dict[str, str] = {}
     if located is not None and flow is not None:
         for d in located.deps:
-            if d in reference and d not in flow.params:
-                hit = next((label for label, s in student.items() if label == d
-                            and _matches(s, reference[d], atol, rtol)), None)
-                hit = hit or next((label for label, s in student.items()
-                                   if not label.startswith(RETURN)
-                                   and _matches(s, reference[d], atol, rtol)), None)
-                if hit:
-                    student_names[d] = hit
-    return diagnosis(function, check, flow, located, status, names, student_names)
+            if d not in flow.params and (hit := student_name(d)):
+                student_names[d] = hit
+    found = [diagnosis(function, check, flow, located, status, names, student_names)]
+    if located is not None and flow is not None:
+        found.insert(0, _edit(function, check, flow, located, student, reference, names,
+                              student_name, atol, rtol))
+    return [d for d in found if d is not None]
+
+
+def _edit(function: str, check: str, flow: Flow, located: Located,
+          student: Mapping[str, np.ndarray], reference: Mapping[str, np.ndarray],
+          names: tuple[str, ...] | None, student_name: Callable[[str], str | None],
+          atol: float, rtol: float) -> Diagnosis | None:
+    """The edit diagnosis of the first wrong value, when the student's value of it is known:
+    a returned output, or the one variable localisation names for it."""
+    if located.node in flow.outputs:
+        mine, shown = student.get(RETURN + located.node), output_name(located.node, names)
+    elif located.student and not located.unsure:
+        mine, shown = student.get(located.student), located.student
+    else:
+        return None
+    if mine is None:
+        return None
+    return edit_diagnosis(function, check, flow, located.node, shown, reference, mine,
+                          student_name, atol, rtol)
 
 
 def localise_check(student: ModuleProxy, reference: ModuleProxy, function: str, check: str,
@@ -388,8 +421,7 @@ def localise_check(student: ModuleProxy, reference: ModuleProxy, function: str, 
                 return capture(reference, function, probe, reference_args)
             theirs = run() if trusted is None else trusted(run)
         module = getattr(reference.runner, "module", None)
-        found = localise(function, check, getattr(module, function, None), mine, theirs,
-                         comparisons, names, atol, rtol)
+        return localise(function, check, getattr(module, function, None), mine, theirs,
+                        comparisons, names, atol, rtol)
     except Exception:  # noqa: BLE001 - a localisation that fails says nothing
         return []
-    return [] if found is None else [found]

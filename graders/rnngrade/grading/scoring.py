@@ -30,6 +30,7 @@ from rnngrade.results.model import (
 )
 
 LOCALISED = DiagnosisSource.LOCALISED.value
+EDIT = DiagnosisSource.EDIT.value
 
 NOT_LOADED = "not graded: the submission could not be loaded"
 
@@ -91,17 +92,37 @@ def rank_diagnoses(failures: Sequence[CaseResult], cases: Sequence[CaseResult] =
     """The diagnoses that explain the most failing cases (a mistake can coincide with another on
     a special case, e.g. a zero initial state), their evidence restated over the test, and the
     hint of the best one; without any, what the pattern of passing and failing ``cases``
-    locates (``timed``: the test's checks compare sequences along time)."""
-    named, inside = _ranked(failures, lambda d: d.source != LOCALISED), _ranked(
-        failures, lambda d: d.source == LOCALISED)  # where inside a function: an addition
+    locates (``timed``: the test's checks compare sequences along time). An edit of the
+    reference's formula comes first, but only when every failing case localised to its value
+    names it too (``_contradicted``)."""
+    refuted = _contradicted(failures)
+    named = _ranked(failures, lambda d: d.source not in (LOCALISED, EDIT))
+    edits = _ranked(failures, lambda d: d.source == EDIT and d.name not in refuted)
+    inside = _ranked(failures, lambda d: d.source == LOCALISED)  # where inside: an addition
     if not named:
         located = localise_cases(cases, timed)
         if located is not None:
-            return [located, *inside], located.hint
-        return inside, next((c.hint for c in failures if c.hint), "")
+            return [*edits, located, *inside], located.hint
+        return [*edits, *inside], next((c.hint for c in failures if c.hint), "")
     if any(d.is_known_mistake for d in named):
-        inside = []  # a named mistake is said alone
-    return [*named, *inside], next((d.hint for d in named if d.hint), "")
+        return named, next((d.hint for d in named if d.hint), "")  # said alone
+    return [*edits, *named, *inside], next((d.hint for d in named if d.hint), "")
+
+
+def _contradicted(failures: Sequence[CaseResult]) -> set[str]:
+    """The edit diagnoses some failing case contradicts: it localises the mistake to the same
+    value (``localised:f:node`` for ``edit:f:node:...``) without naming that edit."""
+    refuted: set[str] = set()
+    edits = {d.name for c in failures for d in c.diagnosis if d.source == EDIT}
+    for case in failures:
+        here = {d.name for d in case.diagnosis}
+        for d in case.diagnosis:
+            if d.source != LOCALISED:
+                continue
+            value = d.name.removeprefix(f"{LOCALISED}:")
+            refuted.update(e for e in edits if e.startswith(f"{EDIT}:{value}:")
+                           and e not in here)
+    return refuted
 
 
 def _ranked(failures: Sequence[CaseResult], kept: Callable[[Diagnosis], bool]

@@ -79,6 +79,9 @@ class DiagnosisSource(str, Enum):
     """Where a diagnosis comes from, most trustworthy first."""
 
     KNOWN_MISTAKE = "known mistake"  # the result equals a known mistake's on the same inputs
+    # the first wrong value inside the function equals the reference's formula for it with one
+    # small edit (a factor dropped, an operand swapped), and no other edit does
+    EDIT = "edit"
     STRUCTURAL = "structural"  # which cases, outputs or time steps fail locates the mistake
     LOCALISED = "localised"  # the first of the function's own values that goes wrong
     HEURISTIC = "heuristic"  # a shape of wrongness seen in the numbers (a factor, a sign)
