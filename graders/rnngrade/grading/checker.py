@@ -16,6 +16,7 @@ with stand-ins decides points: it always runs, on the grader's time, never the s
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -398,5 +399,7 @@ def first_difference(before: Any, after: Any, path: str) -> str:
 
 
 def _function_of(check: str) -> str:
-    """The function a check's name starts with (``rnn_forward with a0 = 0`` → ``rnn_forward``)."""
-    return check.split(" ", 1)[0].strip("`:(),")
+    """The function a check's name starts with (``rnn_forward with a0 = 0`` → ``rnn_forward``,
+    ``clip(gradients, 3.0)`` → ``clip``)."""
+    found = re.match(r"[`\s]*([A-Za-z_]\w*)", check)
+    return found.group(1) if found else check.split(" ", 1)[0].strip("`:(),")
