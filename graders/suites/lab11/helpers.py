@@ -85,8 +85,8 @@ def training_calls(module: Any, params: dict, steps: int, seed: int, attention: 
     results and derivatives; run beside the reference, on the grader's side. Returns
     ``{"batches": [[n, min_len, max_len, state before, batch, state after]], "logits":
     [[params, src, dec_in, lens, attention, logits, {key: d loss / d param}, d loss /
-    d logits]], "losses": [[logits, tgt, pad, loss, d loss / d logits]]}``, one of each per
-    update."""
+    d logits]], "losses": [[logits, tgt, pad, loss, d loss / d logits]], "result": what
+    train_seq2seq returned}``, one of each per update."""
     names = ("make_reversal_batch", "teacher_forced_logits", "masked_token_loss")
     own = {name: getattr(module, name) for name in names}
     found: dict[str, list] = {name: [] for name in names}
@@ -115,7 +115,7 @@ def training_calls(module: Any, params: dict, steps: int, seed: int, attention: 
         setattr(module, name, recorder(name))
     try:
         with torch.random.fork_rng(devices=[]):
-            module.train_seq2seq(params, steps, seed, attention)
+            result = module.train_seq2seq(params, steps, seed, attention)
     finally:
         for name in names:
             setattr(module, name, own[name])
@@ -133,7 +133,8 @@ def training_calls(module: Any, params: dict, steps: int, seed: int, attention: 
         calls.append([weights, src, dec_in, lens, att, logits,
                       {k: (g if g is not None else torch.zeros_like(v))
                        for (k, v), g in zip(weights.items(), grads)}, upstream])
-    return {"batches": found["make_reversal_batch"], "logits": calls, "losses": losses}
+    return {"batches": found["make_reversal_batch"], "logits": calls, "losses": losses,
+            "result": result}
 
 
 def _detached(value: Any) -> Any:
@@ -207,10 +208,10 @@ class _Recorded:
 
         if sys._getframe(1).f_globals is self.module.__dict__:
             try:
-                found, value = True, self._answer(args, kwargs)
+                value = self._answer(args, kwargs)
             except (TypeError, ValueError, LookupError):
-                found, value = False, None
-            if found and value is not None:
+                value = None  # not a call of the README's form: not a recorded one
+            if value is not None:
                 return value
         if not callable(self.own):
             raise NameError(f"name {self.name!r} is not defined")
@@ -232,10 +233,10 @@ class _Recorded:
             for weights, r_src, r_dec, r_lens, r_att, logits, grads, upstream in self.calls:
                 if (bool(attention) == r_att and _equal(src, r_src) and _equal(dec_in, r_dec)
                         and _equal(lens, r_lens) and isinstance(params, dict)
-                        and list(params) == list(weights)
+                        and params.keys() == weights.keys()
                         and all(_close(params[k], w, MATCH) for k, w in weights.items())):
                     first = next(iter(params.values()))
-                    return _Backprop.apply(logits.to(first.device), [grads[k] for k in weights],
+                    return _Backprop.apply(logits.to(first.device), [grads[k] for k in params],
                                            upstream.to(first.device), *params.values())
             return None
         logits, tgt, pad = _loss_call(*args, **kwargs)

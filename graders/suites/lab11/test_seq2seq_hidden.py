@@ -14,8 +14,9 @@ seed, one thread, and kept on disk: ``outcome.reference_value``). The worker hol
 the grader's: a student's function runs with the student's own functions it calls, and where one
 of those gets the calls a correct caller makes wrong, with those calls answered by the
 reference's results recorded here (``loop_stand_ins``, ``decoding_stand_ins``), so a test of one
-function loses no points for a mistake in another (the training runs graded by outcome excepted:
-their 500 and 1,500 updates on the student's own weights cannot be recorded). Every figure is
+function loses no points for a mistake in another (a training run graded by outcome whose model
+the student gets wrong is graded on its first updates so answered: 500 updates cannot be
+recorded). Every figure is
 measured here, never read from what the student's function reports: trained parameters are
 evaluated with the reference, and a decoding the student returns counts only when the reference
 model, fed the student's own tokens, gives those tokens and attention weights
@@ -377,6 +378,7 @@ def loop_stand_ins(student, reference, params: dict, steps: int, seed: int,
     calls answered by the recorded results and loses no points for those mistakes. ``(None,
     ())`` when the submission gets them all right."""
     recorded = reference.helper("training_calls", params, steps, seed, attention)
+    recorded.pop("result")
     wrong = wrong_callees(student, recorded)
     return (recorded, wrong) if wrong else (None, ())
 
@@ -524,6 +526,48 @@ def train_student(student, reference, attention: bool, seed: int) -> tuple:
                           attention)
 
 
+# A run whose model the submission gets wrong is graded on this many updates, each answered
+# with the reference's recorded results and gradients (about 1 MB of them per update).
+REPLAYED_UPDATES = 10
+
+
+def graded_on_recorded_updates(student, reference, outcome, attention: bool) -> bool:
+    """For a submission whose ``make_reversal_batch``, ``teacher_forced_logits`` or
+    ``masked_token_loss`` gets a correct loop's first call wrong: its ``train_seq2seq`` cannot
+    show the band with them, so the loop is graded on its first ``REPLAYED_UPDATES`` updates
+    with those calls answered by the reference's recorded results (``loop_stand_ins``): every
+    loss and the weights after them must be the reference's. False (nothing graded) when the
+    submission gets that first call right."""
+    seed = outcome.seed
+    p0 = reference.init_params(attention, seed)
+    wrong = wrong_callees(student, reference.helper("training_calls", p0, 1, seed, attention))
+    if not wrong:
+        return False
+    recorded = reference.helper("training_calls", p0, REPLAYED_UPDATES, seed, attention)
+    want_params, want_losses = recorded.pop("result")
+    params, losses = student.helper("train_alone", p0, REPLAYED_UPDATES, seed, attention,
+                                    recorded, wrong)
+    try:
+        right = [_agrees(got, want, FIRST_LOSSES) for got, want in zip(
+            torch.as_tensor(losses).reshape(-1), want_losses)]
+        agreed = right.index(False) if False in right else len(right)
+        if agreed == len(want_losses) and not all(
+                _agrees(params.get(k), w, FIRST_LOSSES) for k, w in want_params.items()):
+            agreed -= 1  # the last update was not applied as the reference's
+    except (TypeError, ValueError, RuntimeError, AttributeError):
+        agreed = 0
+    names = ", ".join(wrong)
+    outcome.measure("updates that agree with a correct loop's", agreed / REPLAYED_UPDATES,
+                    bound="≥", threshold=1.0, unit="%",
+                    context=f"your {names} gives wrong results on a correct loop's calls, so "
+                    f"the band cannot be shown: your first {REPLAYED_UPDATES} updates with a "
+                    f"correct {names} ({agreed} agree)")
+    outcome.verdict(hint="Each update: a fresh batch from the one generator, the masked loss "
+                         "of the teacher-forced logits, gradients zeroed, then backward, clip "
+                         "and one Adam step (README, 'Training').")
+    return True
+
+
 def figures(reference, params, attention) -> dict | None:
     try:
         return {L: evaluate(reference, params, attention, L) for L in EVAL_LENGTHS}
@@ -533,6 +577,8 @@ def figures(reference, params, attention) -> dict | None:
 
 @pytest.mark.outcome(wall=400, cpu=300, memory="3 GiB", catches=("same_batch_every_step",))
 def test_train_seq2seq_attention_reaches_band(student, reference, outcome):
+    if graded_on_recorded_updates(student, reference, outcome, True):
+        return
     params, losses = train_student(student, reference, True, outcome.seed)
     ref_params, ref_losses = reference_model(reference, outcome, True)
     got, ref = figures(reference, params, True), figures(reference, ref_params, True)
@@ -552,6 +598,8 @@ def test_train_seq2seq_attention_reaches_band(student, reference, outcome):
 
 @pytest.mark.outcome(wall=600, cpu=450, memory="3 GiB", catches=("same_batch_every_step",))
 def test_train_seq2seq_bottleneck(student, reference, outcome):
+    if graded_on_recorded_updates(student, reference, outcome, False):
+        return
     params, losses = train_student(student, reference, False, outcome.seed)
     ref_params, ref_losses = reference_model(reference, outcome, False)
     got, ref = figures(reference, params, False), figures(reference, ref_params, False)
@@ -626,7 +674,10 @@ def decode(student, reference, params, src, lens, attention: bool):
         return student.helper("decode_alone", params, src, lens, 13, attention)
     finally:
         if wrong:
-            student.helper("remove_stand_ins")
+            try:
+                student.helper("remove_stand_ins")
+            except Exception:  # noqa: BLE001 - the worker is gone, and its stand-ins with it
+                pass
 
 
 # A token counts as the model's argmax when its logit is within this of the largest: the
