@@ -1,6 +1,7 @@
 """Lab 11's reference reproduces the course documents' figures (the lab README's): the batch
-rows, the parameter counts, the first losses; the grader's textbook model (graders/suites/lab11/
-helpers.py) agrees with the reference and its beam search is lab 6's. The training runs and the
+rows, the parameter counts, the first losses; the grader's helpers (graders/suites/lab11/
+helpers.py) hold no model, their recorded training answers a loop with a broken model as the
+reference, and their beam search is lab 6's. The training runs and the
 figures they give (the no-attention table, beam against greedy, the alignment) are slow tests."""
 
 import ast
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from rnngrade.diagnosis.mutants import load_source_as_module, strip_markers
+from rnngrade.diagnosis.mutants import load_mutant_table, load_source_as_module, strip_markers
 from rnngrade.lab_helpers import lab_helpers
 from rnngrade.labs import get_lab
 
@@ -62,22 +63,41 @@ def test_first_losses(m):
         assert losses.tolist() == pytest.approx(want, rel=1e-6)
 
 
-def test_textbook_model_is_the_reference(m, helpers):
-    rng = np.random.default_rng(1)
-    for attention in (True, False):
-        params = {k: v.double() + 0.3 * torch.from_numpy(rng.standard_normal(v.shape))
-                  for k, v in m.init_params(attention, 2).items()}
-        src, dec_in, tgt, lens = m.make_reversal_batch(5, rng, 1, 12)
-        for mine, theirs in zip(helpers._encode(params, src, lens), m.encode(params, src, lens)):
-            assert torch.equal(mine, theirs)
-        assert torch.equal(helpers._teacher_forced_logits(params, src, dec_in, lens, attention),
-                           m.teacher_forced_logits(params, src, dec_in, lens, attention))
-        logits = m.teacher_forced_logits(params, src, dec_in, lens, attention)
-        assert torch.equal(helpers._masked_token_loss(logits, tgt),
-                           m.masked_token_loss(logits, tgt))
-        batch = helpers._batch(4, np.random.default_rng(3), 2, 9)
-        assert all(torch.equal(a, b) for a, b in zip(
-            batch, m.make_reversal_batch(4, np.random.default_rng(3), 2, 9)))
+def test_recorded_training_answers_a_loop_whose_model_is_wrong(m, helpers):
+    """The recorded calls of a correct loop (helper ``training_calls`` beside the reference)
+    answer, with their derivatives, the calls of a loop whose model and loss are broken: its
+    first losses and weights are the reference's; the loop's own mistake still shows."""
+    table = {mu.name: mu for mu in load_mutant_table(LAB.suite_dir() / "mutants.py")}
+    source = LAB.solution_path().read_text(encoding="utf-8")
+
+    def broken(*names):
+        edited = source
+        for name in names:
+            edited = table[name].apply(edited)
+        return load_source_as_module(strip_markers(edited), "_lab11_broken_" + "_".join(names))
+
+    p0 = m.init_params(True, 0)
+    recorded = helpers.training_calls(m, p0, 3, 0, True)
+    assert [len(recorded[k]) for k in ("batches", "logits", "losses")] == [3, 3, 3]
+    want_params, want_losses = m.train_seq2seq(p0, 3, 0, True)
+    replace = ("make_reversal_batch", "teacher_forced_logits", "masked_token_loss")
+    wrong = broken("luong_order", "loss_includes_pad")
+    assert not torch.allclose(wrong.train_seq2seq(p0, 3, 0, True)[1], want_losses)
+    params, losses = helpers.train_alone(wrong, p0, 3, 0, True, recorded, replace)
+    assert torch.equal(losses, want_losses)
+    assert all(torch.equal(params[k], want_params[k]) for k in want_params)
+    assert wrong.decoder_step is not None and not isinstance(wrong.masked_token_loss,
+                                                             helpers._Recorded)
+    loop = broken("same_batch_every_step")
+    _, losses = helpers.train_alone(loop, p0, 3, 0, True, recorded, replace)
+    assert not torch.allclose(losses, want_losses)
+
+
+def test_the_worker_holds_no_model(helpers):
+    """Nothing of the helpers computes the model: no GRU, embedding or cross-entropy."""
+    text = (LAB.suite_dir() / "helpers.py").read_text(encoding="utf-8")
+    for word in ("GRU", "embedding", "cross_entropy", "pack_padded", "functional_call"):
+        assert word not in text
 
 
 def _function(path, name):
@@ -128,7 +148,9 @@ def test_beam_against_greedy(m, helpers, plain):
     params, _ = plain
     src, _, tgt, lens = m.make_reversal_batch(200, np.random.default_rng(7), 12, 12)
     greedy = m.greedy_decode_batch(params, src, lens, 13, False)[0].tolist()
-    beam = [b + [10] * (13 - len(b)) for b in helpers.beam_answers(m, params, src, lens, 4,
+    with torch.no_grad():
+        H, mask, s0 = m.encode(params, src, lens)
+    beam = [b + [10] * (13 - len(b)) for b in helpers.beam_answers(m, params, H, mask, s0, 4,
                                                                   False)]
     want = tgt.tolist()
     for answers, tokens in ((greedy, 0.523), (beam, 0.491)):

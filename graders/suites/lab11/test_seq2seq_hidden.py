@@ -4,19 +4,23 @@
 Deterministic part: every function against the reference (float64 on the CPU, float32 on CUDA
 with TF32 off), gradients through the parameter dict (worker helper ``autograd_params``), the
 padding invariance of the packed encoder, masked attention on padding and on empty rows, the
-masked loss against ``F.cross_entropy(ignore_index=10)``, the first losses of training (with
-textbook building blocks in place, helper ``train_alone``), and the two ch. 7 pieces against
-``nn.LSTM`` and a masked softmax.
+masked loss against ``F.cross_entropy(ignore_index=10)``, the first losses of training, and the
+two ch. 7 pieces against ``nn.LSTM`` and a masked softmax.
 
 Graded by outcome: 500 updates with attention reach the README's band; 1,500 without show the
 bottleneck; the exposure bias, lab 6's beam search through the student's ``decoder_step`` and the
 alignment are measured on the reference's own trained models (trained once per lab version and
-seed, one thread, and kept on disk: ``outcome.reference_value``). Every student function graded
-by outcome runs with textbook versions of the functions it calls (helpers ``train_alone``,
-``call_alone``), so each of these tests is about its own function only. Every figure is measured
-here, never read from what the student's function reports: trained parameters are evaluated with
-the reference, and a decoding the student returns counts only when the reference model, fed the
-student's own tokens, gives those tokens and attention weights (``measured_decoding``).
+seed, one thread, and kept on disk: ``outcome.reference_value``). The worker holds no model of
+the grader's: a student's function runs with the student's own functions it calls, and where one
+of those gets the calls a correct caller makes wrong, with those calls answered by the
+reference's results recorded here (``loop_stand_ins``, ``decoding_stand_ins``), so a test of one
+function loses no points for a mistake in another (a training run graded by outcome whose model
+the student gets wrong is graded on its first updates so answered: 500 updates cannot be
+recorded). Every figure is
+measured here, never read from what the student's function reports: trained parameters are
+evaluated with the reference, and a decoding the student returns counts only when the reference
+model, fed the student's own tokens, gives those tokens and attention weights
+(``measured_decoding``).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from rnngrade.suite import EXACT, CheckFailure, Tolerance, device_params, plots
+from rnngrade.suite import EXACT, CheckFailure, FunctionRef, Tolerance, device_params, plots
 
 PAD, BOS, EOS, V = 10, 11, 12, 13
 # float32 on CUDA with TF32 off: kernels sum in other orders than the CPU's float64; a GRU step,
@@ -314,26 +318,90 @@ def test_sequence_metrics(check, case):
 
 # ------------------------------------------------------------------ train_seq2seq
 
+# The submission's teacher_forced_logits and masked_token_loss against the reference's on the
+# first update's recorded call: the same float32 operations agree to ~1e-7 relative; a known
+# mistake moves logits, loss or gradients by 1e-2 or more.
+CALLEE = Tolerance(1e-6, 1e-4, "float32 of the same model; ~1e-7 relative")
+
+
+def _agrees(got, want, tol: Tolerance = CALLEE) -> bool:
+    return (isinstance(got, torch.Tensor) and got.shape == want.shape
+            and not got.is_complex() and bool(torch.allclose(
+                got.detach().cpu().to(want.dtype), want, atol=tol.atol, rtol=tol.rtol)))
+
+
+def wrong_callees(student, recorded: dict) -> tuple[str, ...]:
+    """The functions ``train_seq2seq`` calls that the submission gets wrong on the first update's
+    recorded call (its values, or the gradients a correct loop backpropagates through it)."""
+    wrong = []
+    n, low, high, before, batch, after = recorded["batches"][0]
+    try:
+        got = student.helper("batch_from_state", n, before, low, high)
+        ok = (isinstance(got, list) and len(got) == 5 and got[4] == after and all(
+            isinstance(g, torch.Tensor) and g.dtype == w.dtype and g.shape == w.shape
+            and torch.equal(g.cpu(), w) for g, w in zip(got[:4], batch)))
+    except Exception:  # noqa: BLE001 - missing, raising or unreadable: not the README's
+        ok = False
+    if not ok:
+        wrong.append("make_reversal_batch")
+    weights, src, dec_in, lens, att, logits, grads, upstream = recorded["logits"][0]
+    try:
+        got = student.helper("autograd_params", "teacher_forced_logits",
+                             (weights, src, dec_in, lens, att), [upstream], [])
+        ok = _agrees(got["outputs"][0], logits) and all(
+            _agrees(got["params"].get(k), g) for k, g in grads.items())
+    except Exception:  # noqa: BLE001
+        ok = False
+    if not ok:
+        wrong.append("teacher_forced_logits")
+    logits, tgt, pad, loss, upstream = recorded["losses"][0]
+    try:
+        got = student.helper("autograd", "masked_token_loss", (logits, tgt, pad),
+                             [torch.ones((), dtype=logits.dtype)], [0])
+        ok = _agrees(got["outputs"], loss) and _agrees(got["grads"][0], upstream)
+    except Exception:  # noqa: BLE001
+        ok = False
+    if not ok:
+        wrong.append("masked_token_loss")
+    return tuple(wrong)
+
+
+def loop_stand_ins(student, reference, params: dict, steps: int, seed: int,
+                   attention: bool) -> tuple[dict | None, tuple[str, ...]]:
+    """The calls a correct ``train_seq2seq(params, steps, seed, attention)`` makes, recorded on
+    the reference with their results and derivatives (helper ``training_calls``), and the
+    functions among them the submission gets wrong: ``train_seq2seq`` then runs with those
+    calls answered by the recorded results and loses no points for those mistakes. ``(None,
+    ())`` when the submission gets them all right."""
+    recorded = reference.helper("training_calls", params, steps, seed, attention)
+    recorded.pop("result")
+    wrong = wrong_callees(student, recorded)
+    return (recorded, wrong) if wrong else (None, ())
+
+
 @pytest.mark.parametrize("attention", [True, False], ids=["attention", "no-attention"])
 def test_train_seq2seq_first_losses(check, reference, attention):
     p0 = reference.init_params(attention, 0)
+    recorded, wrong = loop_stand_ins(check.student, reference, p0, 3, 0, attention)
 
-    def probe(m, p, steps, seed, att):
-        _, losses = m.helper("train_alone", p, steps, seed, att)
+    def probe(m, p, steps, seed, att, rec, replace):
+        _, losses = m.helper("train_alone", p, steps, seed, att, rec, replace)
         return losses
 
     check.expect("train_seq2seq: the first 3 losses from the README's initial weights", probe,
-                 (p0, 3, 0, attention), names=("losses",), tol=FIRST_LOSSES, promote=False)
+                 (p0, 3, 0, attention, recorded, wrong), names=("losses",), tol=FIRST_LOSSES,
+                 promote=False)
 
 
 def test_train_seq2seq_keeps_params(check, reference):
     p0 = reference.init_params(False, 1)
+    recorded, wrong = loop_stand_ins(check.student, reference, p0, 2, 4, False)
 
-    def probe(m, p):
-        trained, _ = m.helper("train_alone", p, 2, 4, False)
+    def probe(m, p, rec, replace):
+        trained, _ = m.helper("train_alone", p, 2, 4, False, rec, replace)
         return trained
 
-    check.expect("train_seq2seq: the parameters after 2 updates", probe, (p0,),
+    check.expect("train_seq2seq: the parameters after 2 updates", probe, (p0, recorded, wrong),
                  tol=FIRST_LOSSES, promote=False)
 
 
@@ -454,6 +522,48 @@ def train_student(student, reference, attention: bool, seed: int) -> tuple:
                           attention)
 
 
+# A run whose model the submission gets wrong is graded on this many updates, each answered
+# with the reference's recorded results and gradients (about 1 MB of them per update).
+REPLAYED_UPDATES = 10
+
+
+def graded_on_recorded_updates(student, reference, outcome, attention: bool) -> bool:
+    """For a submission whose ``make_reversal_batch``, ``teacher_forced_logits`` or
+    ``masked_token_loss`` gets a correct loop's first call wrong: its ``train_seq2seq`` cannot
+    show the band with them, so the loop is graded on its first ``REPLAYED_UPDATES`` updates
+    with those calls answered by the reference's recorded results (``loop_stand_ins``): every
+    loss and the weights after them must be the reference's. False (nothing graded) when the
+    submission gets that first call right."""
+    seed = outcome.seed
+    p0 = reference.init_params(attention, seed)
+    wrong = wrong_callees(student, reference.helper("training_calls", p0, 1, seed, attention))
+    if not wrong:
+        return False
+    recorded = reference.helper("training_calls", p0, REPLAYED_UPDATES, seed, attention)
+    want_params, want_losses = recorded.pop("result")
+    params, losses = student.helper("train_alone", p0, REPLAYED_UPDATES, seed, attention,
+                                    recorded, wrong)
+    try:
+        right = [_agrees(got, want, FIRST_LOSSES) for got, want in zip(
+            torch.as_tensor(losses).reshape(-1), want_losses)]
+        agreed = right.index(False) if False in right else len(right)
+        if agreed == len(want_losses) and not all(
+                _agrees(params.get(k), w, FIRST_LOSSES) for k, w in want_params.items()):
+            agreed -= 1  # the last update was not applied as the reference's
+    except (TypeError, ValueError, RuntimeError, AttributeError):
+        agreed = 0
+    names = ", ".join(wrong)
+    outcome.measure("updates that agree with a correct loop's", agreed / REPLAYED_UPDATES,
+                    bound="≥", threshold=1.0, unit="%",
+                    context=f"your {names} gives wrong results on a correct loop's calls, so "
+                    f"the band cannot be shown: your first {REPLAYED_UPDATES} updates with a "
+                    f"correct {names} ({agreed} agree)")
+    outcome.verdict(hint="Each update: a fresh batch from the one generator, the masked loss "
+                         "of the teacher-forced logits, gradients zeroed, then backward, clip "
+                         "and one Adam step (README, 'Training').")
+    return True
+
+
 def figures(reference, params, attention) -> dict | None:
     try:
         return {L: evaluate(reference, params, attention, L) for L in EVAL_LENGTHS}
@@ -463,6 +573,8 @@ def figures(reference, params, attention) -> dict | None:
 
 @pytest.mark.outcome(wall=400, cpu=300, memory="3 GiB", catches=("same_batch_every_step",))
 def test_train_seq2seq_attention_reaches_band(student, reference, outcome):
+    if graded_on_recorded_updates(student, reference, outcome, True):
+        return
     params, losses = train_student(student, reference, True, outcome.seed)
     ref_params, ref_losses = reference_model(reference, outcome, True)
     got, ref = figures(reference, params, True), figures(reference, ref_params, True)
@@ -482,6 +594,8 @@ def test_train_seq2seq_attention_reaches_band(student, reference, outcome):
 
 @pytest.mark.outcome(wall=600, cpu=450, memory="3 GiB", catches=("same_batch_every_step",))
 def test_train_seq2seq_bottleneck(student, reference, outcome):
+    if graded_on_recorded_updates(student, reference, outcome, False):
+        return
     params, losses = train_student(student, reference, False, outcome.seed)
     ref_params, ref_losses = reference_model(reference, outcome, False)
     got, ref = figures(reference, params, False), figures(reference, ref_params, False)
@@ -499,9 +613,67 @@ def test_train_seq2seq_bottleneck(student, reference, outcome):
                          "too, check the training loop (README, 'Training').")
 
 
-def alone(student, function: str, *args):
-    """The student's ``function`` with the textbook versions of the functions it calls."""
-    return student.helper("call_alone", function, args)
+def recorded_decoding(reference, params, src, lens, attention: bool) -> dict[str, list]:
+    """The calls the reference's ``greedy_decode_batch`` makes to ``encode`` and
+    ``decoder_step`` (``[args, result]``; the tensors they share stay shared, so each goes to
+    the worker once)."""
+    module = reference.runner.module
+    found: dict[str, list] = {"encode": [], "decoder_step": []}
+    own = {name: getattr(module, name) for name in found}
+
+    def recorder(name):
+        def record(*args):
+            value = own[name](*args)
+            found[name].append([args, value])
+            return value
+        return record
+
+    for name in found:
+        setattr(module, name, recorder(name))
+    try:
+        reference.greedy_decode_batch(params, src, lens, 13, attention)
+    finally:
+        for name, value in own.items():
+            setattr(module, name, value)
+        reference.calls.clear()
+    return found
+
+
+def decoding_stand_ins(student, reference, params, src, lens, attention: bool) -> dict:
+    """For each of ``encode`` and ``decoder_step`` that the submission gets wrong on the first
+    call a correct ``greedy_decode_batch`` makes: every such call with the reference's result."""
+    recorded = recorded_decoding(reference, params, src, lens, attention)
+    wrong = {}
+    for name, calls in recorded.items():
+        args, want = calls[0]
+        try:
+            got = student.helper("call_each", name, [args], None)[0]
+            ok = isinstance(got, tuple | list) and len(got) == len(want) and all(
+                _agrees(g, w) if w.is_floating_point() else
+                isinstance(g, torch.Tensor) and torch.equal(g.cpu(), w) for g, w in zip(got, want))
+        except Exception:  # noqa: BLE001 - missing, raising or unreadable: not the README's
+            ok = False
+        if not ok:
+            wrong[name] = calls
+    return wrong
+
+
+def decode(student, reference, params, src, lens, attention: bool):
+    """The submission's ``greedy_decode_batch(params, src, lens, 13, attention)``, with the
+    calls a correct one makes to an ``encode`` or ``decoder_step`` of the submission's that gets
+    them wrong answered by the reference's results (``decoding_stand_ins``)."""
+    wrong = decoding_stand_ins(student, reference, params, src, lens, attention)
+    for name, calls in wrong.items():
+        student.helper("install_stand_in", name,
+                       FunctionRef("replay", (calls, CALLEE.atol, CALLEE.rtol)))
+    try:
+        return student.helper("decode_alone", params, src, lens, 13, attention)
+    finally:
+        if wrong:
+            try:
+                student.helper("remove_stand_ins")
+            except Exception:  # noqa: BLE001 - the worker is gone, and its stand-ins with it
+                pass
 
 
 # A token counts as the model's argmax when its logit is within this of the largest: the
@@ -560,14 +732,14 @@ def measured_decoding(reference, params, src, lens, tokens, alphas, attention: b
 
 @pytest.mark.outcome(wall=120, cpu=200, memory="3 GiB", catches=("greedy_teacher_forced",))
 def test_greedy_decode_batch_exposure_bias(student, reference, outcome):
-    answers_at_all(reference, lambda p, s, d, n: alone(student, "greedy_decode_batch", p, s, n,
-                                                       13, False), False)
+    answers_at_all(reference, lambda p, s, d, n: decode(student, reference, p, s, n, False),
+                   False)
     params, _ = reference_model(reference, outcome, False)
     src, dec_in, tgt, lens = reference.make_reversal_batch(500, np.random.default_rng(135), 12,
                                                            12)
     with torch.no_grad():
         forced = reference.teacher_forced_logits(params, src, dec_in, lens, False).argmax(-1)
-    free, alphas = alone(student, "greedy_decode_batch", params, src, lens, 13, False)
+    free, alphas = decode(student, reference, params, src, lens, False)
     free, _, why = measured_decoding(reference, params, src, lens, free, alphas, False)
     tf_tok = reference.sequence_metrics(forced, tgt)[1]
     fr_tok = reference.sequence_metrics(free, tgt)[1] if free is not None else None
@@ -581,6 +753,13 @@ def test_greedy_decode_batch_exposure_bias(student, reference, outcome):
     outcome.verdict(hint="Free-running decoding feeds back the model's own previous answer, "
                          "never the true token; teacher forcing feeds the true one "
                          "(README, 'Exposure bias').")
+
+
+def encoded(reference, params, src, lens) -> tuple:
+    """``(H, mask, s0)`` of the reference's encoder: the beam search tests ``decoder_step``
+    alone."""
+    with torch.no_grad():
+        return reference.encode(params, src, lens)
 
 
 def sequence_log_probs(reference, params, src, lens, answers: list[list[int]]) -> np.ndarray:
@@ -606,13 +785,14 @@ def sequence_log_probs(reference, params, src, lens, answers: list[list[int]]) -
 
 @pytest.mark.outcome(wall=120, cpu=200, memory="3 GiB")
 def test_decoder_step_beam_search(student, reference, outcome):
-    answers_at_all(reference, lambda p, s, d, n: student.helper("beam_answers", p, s, n, 2,
-                                                                False), False)
+    answers_at_all(reference, lambda p, s, d, n: student.helper(
+        "beam_answers", p, *encoded(reference, p, s, n), 2, False), False)
     params, _ = reference_model(reference, outcome, False)
     src, _, tgt, lens = reference.make_reversal_batch(200, np.random.default_rng(7), 12, 12)
     greedy, _ = reference.greedy_decode_batch(params, src, lens, 13, False)
     greedy = [row.tolist() for row in greedy]
-    beam = student.helper("beam_answers", params, src, lens, 4, False)
+    beam = student.helper("beam_answers", params, *encoded(reference, params, src, lens), 4,
+                          False)
     try:
         beam = [[int(t) for t in row] for row in beam]
         at_least = np.mean(sequence_log_probs(reference, params, src, lens, beam)
@@ -660,11 +840,11 @@ def attention_picture(request, yours, theirs, digits):
 
 @pytest.mark.outcome(wall=120, cpu=200, memory="3 GiB")
 def test_greedy_decode_batch_alignment(request, student, reference, outcome):
-    answers_at_all(reference, lambda p, s, d, n: alone(student, "greedy_decode_batch", p, s, n,
-                                                       13, True), True)
+    answers_at_all(reference, lambda p, s, d, n: decode(student, reference, p, s, n, True),
+                   True)
     params, _ = reference_model(reference, outcome, True)
     src, _, _, lens = reference.make_reversal_batch(100, np.random.default_rng(11), 8, 8)
-    tokens, alphas = alone(student, "greedy_decode_batch", params, src, lens, 13, True)
+    tokens, alphas = decode(student, reference, params, src, lens, True)
     _, alphas, why = measured_decoding(reference, params, src, lens, tokens, alphas, True)
     _, ref_alphas = reference.greedy_decode_batch(params, src, lens, 13, True)
     share = alignment_rows(alphas) if alphas is not None else None
