@@ -66,11 +66,13 @@ validate: setup
 # slowest labs alone take about 10 minutes); each run's output is in $(OUT)/check-cuda/.
 CUDA_PYTHON ?= $(BIN)/python
 CUDA_JOBS ?= 8
-CUDA_LABS ?= lab11 lab10 lab8 lab9 lab3 lab7 lab6 lab5 lab2 lab4 lab1 lab12
+# Every lab of the registry, the largest time budget first (the slowest start first).
+CUDA_LABS ?= $(shell $(CUDA_PYTHON) -c "from rnngrade.labs import available_labs; print(*[lab.name for lab in sorted(available_labs(), key=lambda lab: -lab.budget_seconds)])")
 check-cuda:
 	$(CUDA_PYTHON) -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 'no CUDA device, or torch without CUDA')"
 	$(CUDA_PYTHON) -m pytest -q -p no:cacheprovider -m cuda tests
 	$(CUDA_PYTHON) -m pytest -q -p no:cacheprovider tests/sandbox/test_isolation.py -k "cuda or zygote"
+	@[ -n "$(CUDA_LABS)" ] || { echo "check-cuda: no labs: $(CUDA_PYTHON) cannot read the lab registry"; exit 1; }
 	@mkdir -p $(OUT)/check-cuda
 	@for lab in $(CUDA_LABS); do for mode in inprocess sandbox; do echo "$$lab $$mode"; done; done \
 	  | OMP_NUM_THREADS=2 xargs -P $(CUDA_JOBS) -n 2 sh -c ' \
