@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -81,6 +82,8 @@ def test_a_planted_expected_value_never_appears_in_any_report(course_copy, tmp_p
         planted = next(t for t in results["tests"] if t["test_id"] == "test_planted")
         assert planted["score"] == 0
         text = "".join(p.read_text() for p in out.iterdir())
+        # digests (hex with a letter in it) may hold the digits of a form by chance
+        text = re.sub(r"\b(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b", "<digest>", text)
         for form in ("271.8", "2.718", "2718", f"{PLANTED:.3g}", f"{PLANTED:.2e}"):
             assert form not in text, f"planted value leaked as {form!r}"
         assert "planted" in text  # the check itself is named

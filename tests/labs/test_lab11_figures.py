@@ -67,7 +67,7 @@ def test_recorded_training_answers_a_loop_whose_model_is_wrong(m, helpers):
     """The recorded calls of a correct loop (helper ``training_calls`` beside the reference)
     answer, with their derivatives, the calls of a loop whose model and loss are broken: its
     first losses and weights are the reference's; the loop's own mistake still shows."""
-    table = {mu.name: mu for mu in load_mutant_table(LAB.suite_dir() / "mutants.py")}
+    table = {mu.name: mu for mu in load_mutant_table(LAB.suite_dir() / "mutants.py").mutants}
     source = LAB.solution_path().read_text(encoding="utf-8")
 
     def broken(*names):

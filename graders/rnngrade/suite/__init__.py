@@ -1,5 +1,6 @@
 """``rnngrade.suite``: the lab author's API, what a lab's hidden suite imports
-(``graders/suites/labN/test_*_hidden.py`` and ``mutants.py``), as ``pytest`` is to ``_pytest``.
+(``graders/suites/labN/test_*_hidden.py`` and ``mutants.py``), as ``pytest`` is the public face
+of its private package.
 The engine's modules behind these names may move; a suite imports nothing else of ``rnngrade``
 (``tests/test_suite_facade.py`` fails on a file under ``graders/suites`` that does).
 
