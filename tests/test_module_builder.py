@@ -21,7 +21,7 @@ def test_np_is_available_without_import():
     assert built.module.f(np.ones(3)) == 3.0
 
 
-def test_platform_helper_modules_resolve_to_standins():
+def test_platform_helper_modules_resolve_to_platform_modules():
     source = ("from rnn_utils import *\nfrom public_tests import *\n"
               "from test_utils import comparator, summary\n"
               "rnn_cell_forward_tests(None)\nsummary([1, 2])\n"
@@ -38,7 +38,7 @@ def test_platform_helper_modules_resolve_to_standins():
                            "functions still call them"]
 
 
-def test_a_function_of_ones_own_named_like_a_standin_is_kept():
+def test_a_function_of_ones_own_named_like_a_platform_function_is_kept():
     source = ("from rnn_utils import *\n"
               "def softmax(x):\n    return np.exp(x) / np.exp(x).sum(axis=0)\n")
     built = build_module(source, "rnn.py", lab_modules=LAB2.modules)
@@ -149,7 +149,7 @@ def test_pdb_post_mortem_stops_in_the_students_frame(body, kind):
     assert (tb.tb_frame.f_code.co_filename, tb.tb_frame.f_code.co_name) == ("/course/rnn.py", "f")
 
 
-def test_a_function_only_a_standin_defines_scores_as_missing_and_says_where_it_came_from():
+def test_a_function_only_a_platform_module_defines_scores_as_missing_and_says_where_it_came_from():
     """Every place that reports a missing function (a direct call, a helper's lookup) names the
     helper module the only definition came from."""
     runner = InProcessRunner.from_source("from rnn_utils import *\n", "rnn.py", helpers=LAB1)

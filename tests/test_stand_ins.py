@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rnngrade.diagnosis.figures import Verdict, tally
+from rnngrade.diagnosis.fairness import Verdict, tally
 from rnngrade.diagnosis.mutants import strip_markers
 from rnngrade.grading.engine import grade
 from rnngrade.grading.stand_ins import callees_of, record_calls
@@ -108,7 +108,7 @@ def _test(name, title, cases):
                       "visible", cases=cases)
 
 
-def test_figures_split_a_test_of_several_functions_by_its_cases():
+def test_the_tally_splits_a_test_of_several_functions_by_its_cases():
     """``every function: ...`` loses points only in the wrong function's cases: the other
     functions of that test count as correct and keeping their points."""
     def case(name, ok):
@@ -118,9 +118,9 @@ def test_figures_split_a_test_of_several_functions_by_its_cases():
                    [case("masked_softmax", True), case("dot_attention", False),
                     case("scaled_dot_product_attention", True)])]
     result = GradeResult("lab5", "Attention", "s", 0, 4, 0, tests)
-    figures = tally(result, {"dot_attention": Verdict("dot_attention", "some_mistake")})
-    assert (figures.correct, figures.correct_losing, figures.wrong) == (2, 0, 1)
-    assert figures.wrong_full_marks == 0
+    counts = tally(result, {"dot_attention": Verdict("dot_attention", "some_mistake")})
+    assert (counts.correct, counts.correct_losing, counts.wrong) == (2, 0, 1)
+    assert counts.wrong_full_marks == 0
     wrong_elsewhere = tally(result, {"masked_softmax": Verdict("masked_softmax", "x")})
     assert wrong_elsewhere.correct_losing == 1 and wrong_elsewhere.wrong_full_marks == 1
     assert np.isclose(result.tests[0].score, 4 * 2 / 3)

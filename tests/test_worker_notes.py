@@ -1,12 +1,12 @@
 """A worker's loading notes: the grader's own (written anew from their facts) apart from what the
 student's code produced (rnngrade.submission.worker_notes)."""
 
-from rnngrade.harness.source.module_builder import _failure_notes, failure_note, standin_note
+from rnngrade.harness.source.module_builder import _failure_notes, failure_note, platform_note
 from rnngrade.submission.worker_notes import split_worker_notes
 
 
 def test_a_helper_module_note_is_the_graders_own():
-    note = standin_note("rnn_utils", ["`softmax`", "`sigmoid`"])
+    note = platform_note("rnn_utils", ["`softmax`", "`sigmoid`"])
     assert split_worker_notes([note]) == ([note], [])
 
 

@@ -400,7 +400,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 @command("validate")
 def cmd_validate(args: argparse.Namespace) -> int:
-    from rnngrade.diagnosis.figures import Figures
+    from rnngrade.diagnosis.fairness import FairnessTally
     from rnngrade.grading.devices import resolve_device
     from rnngrade.labs import available_labs, get_lab
     from rnngrade.validate import format_report, validate_lab
@@ -408,17 +408,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
     labs = [get_lab(name) for name in args.lab] if args.lab else available_labs()
     labs = [lab for lab in labs if lab.rubric_path().exists()]
     failed = []
-    figures = Figures()
+    tally = FairnessTally()
     resolve_device(args.device)
     for lab in labs:
         report = validate_lab(lab, device=args.device, inprocess=not args.sandbox,
                               full=args.full)
         print(format_report(report), flush=True)
         print()
-        figures += report.figures
+        tally += report.tally
         if not report.ok:
             failed.append(lab.name)
-    print("\n".join(["over every known mistake of these labs:", *figures.lines(), ""]))
+    print("\n".join(["over every known mistake of these labs:", *tally.lines(), ""]))
     if failed:
         print(f"validate: problems in {', '.join(failed)}")
         return ExitCode.FAILURES

@@ -95,7 +95,7 @@ def platform_source(lab: Lab, source: str) -> str:
     functions that answer a function the lab grades (named as one, by the release audit's rule:
     lab 1's ``softmax``, and lab 5's ``masked_softmax`` withholds a plain ``softmax`` too), whose
     names are listed in ``__withheld__`` instead (the worker binds each to a function that says
-    it is not given: ``harness.source.standins``)."""
+    it is not given: ``harness.source.platform_modules``)."""
     tree = ast.parse(source)
     withheld = [node.name for node in tree.body
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnngrade.authoring.generate import stale_files
-from rnngrade.diagnosis.figures import Figures, mutant_figures
+from rnngrade.diagnosis.fairness import FairnessTally, mutant_tally
 from rnngrade.diagnosis.mutants import Mutant
 from rnngrade.errors import GraderError
 from rnngrade.grading.engine import grade, shared_grader
@@ -71,7 +71,7 @@ class LabReport:
     margins: list[MarginRow] = field(default_factory=list)
     mutants: list[MutantRow] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    figures: Figures = field(default_factory=Figures)  # fairness and naming over the mutants
+    tally: FairnessTally = field(default_factory=FairnessTally)  # fairness and naming, mutants
     outcome: OutcomeReport = field(default_factory=OutcomeReport)  # tests graded by outcome
 
     @property
@@ -186,7 +186,7 @@ def _grade_mutants(report: LabReport, lab: Lab, mutants: list[Mutant], reference
                          if t.outcome not in (Outcome.PASSED, Outcome.SKIPPED)],
                         _diagnosed_names(result, names), _signature(result))
         report.mutants.append(row)
-        report.figures += mutant_figures(result, mutant)
+        report.tally += mutant_tally(result, mutant)
         if not row.caught:
             report.problems.append(f"mutant {mutant.name!r} scores full marks: no test catches "
                                    f"it ({mutant.description})")
@@ -236,7 +236,7 @@ def format_report(report: LabReport) -> str:
         lines.append(f"{row.name:<{width}}  {row.score:>5.4g}/{row.max_score:<5g}  "
                      f"{len(row.tests_failed):>12}  {', '.join(row.diagnosed) or '-'}  [{mark}]")
     lines += format_outcomes(report.outcome)
-    lines += ["", *report.figures.lines(), ""]
+    lines += ["", *report.tally.lines(), ""]
     if report.problems:
         lines += [f"PROBLEM: {p}" for p in report.problems]
     else:

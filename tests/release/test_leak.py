@@ -127,7 +127,7 @@ def test_the_released_package_is_the_student_side_and_nothing_else(release):
     assert {"rnngrade.testing", "rnngrade.harness.checks.plugin",
             "rnngrade.harness.runner.inprocess", "rnngrade.harness.runner.proxy",
             "rnngrade.harness.source.module_builder",
-            "rnngrade.harness.source.standins"} <= shipped
+            "rnngrade.harness.source.platform_modules"} <= shipped
 
 
 def test_the_released_package_imports_on_its_own(release):

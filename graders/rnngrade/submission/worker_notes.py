@@ -13,10 +13,11 @@ from __future__ import annotations
 import builtins
 import re
 
-from rnngrade.harness.source.module_builder import failure_note, standin_note
+from rnngrade.harness.source.module_builder import failure_note, platform_note
 
 _NAME = r"[A-Za-z_]\w{0,63}"
-_STANDIN = re.compile(rf"^((?:`{_NAME}`)(?: and `{_NAME}`)*) comes? from `(rnn_utils|utils)` ")
+_PLATFORM_NOTE = re.compile(
+    rf"^((?:`{_NAME}`)(?: and `{_NAME}`)*) comes? from `(rnn_utils|utils)` ")
 _FAILURE = re.compile(r"^line (\d{1,7}): top-level code (?:raised (.*); skipped \(functions are "
                       r"still graded\)|uses something that still looks unfinished \((.*)\); "
                       r"skipped \(functions are still graded\))$", re.DOTALL)
@@ -44,10 +45,10 @@ def split_worker_notes(notes: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _split(note: str) -> tuple[str, str]:
-    standin = _STANDIN.match(note)
-    if standin:
-        names = re.findall(r"`[^`]+`", standin.group(1))
-        rendered = standin_note(standin.group(2), names)
+    platform = _PLATFORM_NOTE.match(note)
+    if platform:
+        names = re.findall(r"`[^`]+`", platform.group(1))
+        rendered = platform_note(platform.group(2), names)
         return (rendered, "") if rendered == note else ("", note)
     if _MORE.match(note):
         return note, ""

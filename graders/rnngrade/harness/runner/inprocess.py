@@ -25,7 +25,7 @@ from rnngrade.harness.runner.base import (
     StudentError,
 )
 from rnngrade.harness.source.module_builder import Salvaged, build_module
-from rnngrade.harness.source.standins import standin_origin
+from rnngrade.harness.source.platform_modules import platform_origin
 from rnngrade.harness.worker_helpers import GENERIC, Registry
 
 
@@ -131,9 +131,9 @@ def resolve_function_refs(value: Any, call_args: tuple,
 
 def missing_message(module: types.ModuleType | None, name: str) -> str:
     """Why the grader finds no ``name`` in the submission: not defined at all, or defined only by
-    a stand-in for the course platform's helper module (``from rnn_utils import *``)."""
+    a module standing for the course platform's helper module (``from rnn_utils import *``)."""
     found = getattr(module, "__dict__", {}).get("__builtins__")
-    origin = standin_origin(found.get(name)) if isinstance(found, dict) else None
+    origin = platform_origin(found.get(name)) if isinstance(found, dict) else None
     if origin is None:
         return f"the submission does not define `{name}`"
     return (f"the submission does not define `{name}`: the `{name}` your file uses comes from "

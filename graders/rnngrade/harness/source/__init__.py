@@ -1,1 +1,1 @@
-"""A submission's source as a module: notebook code cells, classic stand-ins, module building."""
+"""A submission's source as a module: notebook code cells, platform modules, module building."""

@@ -3,14 +3,15 @@
 Runs on the student side (inside the worker, or in-process with ``--inprocess``):
 
 - ``np`` is predefined (classic notebooks imported it in a cell that was not exported);
-- the classic platform's helper modules resolve to stand-ins (see ``standins``), and
+- the classic platform's helper modules resolve to the lab's platform modules
+  (``platform_modules``), and
   ``get_ipython()`` (magics in a script exported from a notebook) does nothing;
 - source that does not parse as a whole is salvaged: every top-level statement that parses on its
   own is kept, and the notes say which lines were skipped and the syntax error in them; a
   function defined there raises that SyntaxError when called, so its tests name it;
 - top-level statements run one at a time; one that raises is noted and skipped, and the rest
   (every function definition after it included) still runs;
-- a function that only a stand-in supplies (``softmax`` from ``rnn_utils``) is not the
+- a function that only a platform module supplies (``softmax`` from ``rnn_utils``) is not the
   student's work: it leaves the module's namespace for its builtins, so the student's own
   functions still call it but the grader finds it missing (and a note says where it came from).
 """
@@ -30,11 +31,11 @@ from typing import NoReturn
 
 import numpy as np
 
-from rnngrade.harness.source.standins import (
+from rnngrade.harness.source.platform_modules import (
     get_ipython,
     looks_like_platform_test,
-    make_standins,
-    standin_origin,
+    make_platform_modules,
+    platform_origin,
 )
 
 
@@ -207,18 +208,18 @@ _Import = Callable[[str, Mapping[str, object] | None, Mapping[str, object] | Non
                     int], types.ModuleType]
 
 
-class _StandinImporter:
-    """Resolves imports of the classic platform's helper modules to stand-ins."""
+class _PlatformImporter:
+    """Resolves imports of the classic platform's helper modules to the platform modules."""
 
-    def __init__(self, real_import: _Import, standins: dict[str, types.ModuleType]) -> None:
+    def __init__(self, real_import: _Import, modules: dict[str, types.ModuleType]) -> None:
         self.real_import = real_import
-        self.standins = standins
+        self.modules = modules
 
     def __call__(self, name: str, globals: Mapping[str, object] | None = None,
                  locals: Mapping[str, object] | None = None, fromlist: Sequence[str] = (),
                  level: int = 0) -> types.ModuleType:
-        if level == 0 and name in self.standins:
-            return self.standins[name]
+        if level == 0 and name in self.modules:
+            return self.modules[name]
         return self.real_import(name, globals, locals, fromlist, level)
 
 
@@ -242,8 +243,8 @@ def build_module(source: str, filename: str, module_name: str = "submission",
         except (SyntaxError, ValueError) as exc:
             return BuiltModule(module, notes, fatal=f"the submission does not compile: {exc}")
     module_builtins = dict(vars(builtins))
-    standins = make_standins(_undefined_test_names(tree), lab_modules)
-    module_builtins["__import__"] = _StandinImporter(builtins.__import__, standins)
+    platform = make_platform_modules(_undefined_test_names(tree), lab_modules)
+    module_builtins["__import__"] = _PlatformImporter(builtins.__import__, platform)
     module_builtins.setdefault("get_ipython", get_ipython)  # magics in a .py export
     module.__dict__["__builtins__"] = module_builtins
     module.__dict__["np"] = np
@@ -262,7 +263,7 @@ def build_module(source: str, filename: str, module_name: str = "submission",
     for definition in unparsable:  # graded as what it is: a syntax error, not a missing name
         if definition.name not in module.__dict__:
             module.__dict__[definition.name] = _unparsable(definition)
-    borrowed = _hide_standin_functions(module, module_builtins)
+    borrowed = _hide_platform_functions(module, module_builtins)
     return BuiltModule(module, notes + _failure_notes(failures) + borrowed)
 
 
@@ -277,22 +278,22 @@ def _unparsable(definition: SkippedDefinition) -> Callable[..., NoReturn]:
     return unparsable
 
 
-def _hide_standin_functions(module: types.ModuleType, module_builtins: dict) -> list[str]:
-    """Move the public names bound to a stand-in's function from the module's namespace to its
-    builtins (still found by the student's functions, no longer by the grader); one note."""
+def _hide_platform_functions(module: types.ModuleType, module_builtins: dict) -> list[str]:
+    """Move the public names bound to a platform module's function from the module's namespace
+    to its builtins (still found by the student's functions, no longer by the grader); one note."""
     hidden: dict[str, list[str]] = {}
     for name, value in list(module.__dict__.items()):
-        origin = standin_origin(value) if not name.startswith("_") else None
+        origin = platform_origin(value) if not name.startswith("_") else None
         if origin is None:
             continue
         del module.__dict__[name]
         module_builtins[name] = value
         hidden.setdefault(origin, []).append(f"`{name}`")
-    return [standin_note(origin, names) for origin, names in hidden.items()]
+    return [platform_note(origin, names) for origin, names in hidden.items()]
 
 
-def standin_note(origin: str, names: list[str]) -> str:
-    """The note on the names (in backticks) that a stand-in module ``origin`` supplied."""
+def platform_note(origin: str, names: list[str]) -> str:
+    """The note on the names (in backticks) that a platform module ``origin`` supplied."""
     one = len(names) == 1
     return (f"{' and '.join(names)} {'comes' if one else 'come'} from `{origin}` (the course "
             "platform's helper module, which the grader provides), not from your file: if the "

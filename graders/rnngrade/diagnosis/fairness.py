@@ -1,4 +1,4 @@
-"""Four figures of how fair and how helpful grading is, over submissions with known mistakes.
+"""Four counts of how fair and how helpful grading is, over submissions with known mistakes.
 
 Per function of a graded submission whose verdict is known (correct, or wrong with a known
 mistake): correct functions that lose points, wrong functions with full marks, wrong functions
@@ -36,7 +36,7 @@ class Verdict:
 
 
 @dataclass
-class Figures:
+class FairnessTally:
     correct: int = 0
     correct_losing: int = 0  # target 0
     wrong: int = 0
@@ -47,7 +47,7 @@ class Figures:
     misnamed: int = 0
     details: list[str] = field(default_factory=list)
 
-    def __iadd__(self, other: Figures) -> Figures:
+    def __iadd__(self, other: FairnessTally) -> FairnessTally:
         self.correct += other.correct
         self.correct_losing += other.correct_losing
         self.wrong += other.wrong
@@ -108,33 +108,33 @@ def _parts(result: GradeResult) -> dict[str, list[_Part]]:
     return parts
 
 
-def tally(result: GradeResult, verdicts: Mapping[str, Verdict], label: str = "") -> Figures:
-    """The figures of one graded submission; ``verdicts`` by function (functions not listed are
+def tally(result: GradeResult, verdicts: Mapping[str, Verdict], label: str = "") -> FairnessTally:
+    """The counts of one graded submission; ``verdicts`` by function (functions not listed are
     taken to be correct)."""
-    figures = Figures()
+    counts = FairnessTally()
     by_function = _parts(result)
     wrong = [v for v in verdicts.values() if v.wrong]
     for function, parts in by_function.items():
         verdict = verdicts.get(function, Verdict(function))
         lost = [p for p in parts if p.lost]
         if not verdict.wrong:
-            figures.correct += 1
+            counts.correct += 1
             if lost:
-                figures.correct_losing += 1
-                figures.details.append(f"{label}: correct {function} loses points in "
+                counts.correct_losing += 1
+                counts.details.append(f"{label}: correct {function} loses points in "
                                        f"{', '.join(p.test for p in lost)}")
     for verdict in wrong:
-        figures.wrong += 1
+        counts.wrong += 1
         parts = by_function.get(verdict.function, [])
         failing = [p for p in parts if p.lost]
         if parts and not failing:
-            figures.wrong_full_marks += 1
-            figures.details.append(f"{label}: wrong {verdict.function} has full marks")
+            counts.wrong_full_marks += 1
+            counts.details.append(f"{label}: wrong {verdict.function} has full marks")
         names = {n for p in failing for n in p.diagnoses}
         if names & (verdict.accepted | {verdict.mistake}):
-            figures.named += 1
+            counts.named += 1
         else:
-            figures.details.append(f"{label}: {verdict.function}'s mistake {verdict.mistake} "
+            counts.details.append(f"{label}: {verdict.function}'s mistake {verdict.mistake} "
                                    f"not named (diagnoses: {sorted(names) or 'none'})")
     accepted = set().union(*(v.accepted | {v.mistake} for v in wrong)) if wrong else set()
     wrong_functions = {v.function for v in wrong}
@@ -143,13 +143,13 @@ def tally(result: GradeResult, verdicts: Mapping[str, Verdict], label: str = "")
             continue  # a correct function's failing test is counted in correct_losing
         for part in parts:
             if part.lost and part.diagnoses and not part.diagnoses & accepted:
-                figures.misnamed += 1
-                figures.details.append(f"{label}: {part.test} diagnosed as "
+                counts.misnamed += 1
+                counts.details.append(f"{label}: {part.test} diagnosed as "
                                        f"{sorted(part.diagnoses)}")
-    return figures
+    return counts
 
 
-def mutant_figures(result: GradeResult, mutant: Mutant) -> Figures:
-    """The figures of a graded mutant: its own function is wrong, every other one correct."""
+def mutant_tally(result: GradeResult, mutant: Mutant) -> FairnessTally:
+    """The counts of a graded mutant: its own function is wrong, every other one correct."""
     verdict = Verdict(mutant.function, mutant.name, frozenset(mutant.patterns))
     return tally(result, {mutant.function: verdict}, mutant.name)

@@ -1,12 +1,12 @@
-"""Stand-ins for the helper modules that the classic course platform provided.
+"""The helper modules that the classic course platform provided.
 
 Classic notebooks do ``from rnn_utils import *``, ``from public_tests import *`` and
 ``from test_utils import ...`` and call those tests at top level. In the grader the test helpers
 get small modules that accept any call and do nothing. Scripts exported from notebooks call
 ``get_ipython()`` for their magics; that gets a shell whose methods do nothing. The helper
 modules with functions (``rnn_utils``, lab 12's classic ``utils``) are the lab's platform modules
-(``rnngrade.lab_helpers``), given to ``make_standins`` as source: nothing here computes anything
-a lab could grade.
+(``rnngrade.lab_helpers``), given to ``make_platform_modules`` as source: nothing here computes
+anything a lab could grade.
 """
 
 from __future__ import annotations
@@ -49,12 +49,12 @@ class _PlatformTestModule(types.ModuleType):
         return _DoNothing(name)
 
 
-def make_standins(test_names: frozenset[str] = frozenset(),
+def make_platform_modules(test_names: frozenset[str] = frozenset(),
                   lab_modules: dict[str, str] | None = None) -> dict[str, types.ModuleType]:
-    """Fresh stand-in modules keyed by import name. ``test_names``: the names a submission uses
+    """Fresh platform modules keyed by import name. ``test_names``: the names a submission uses
     but never defines that look like platform tests; ``from public_tests import *`` gives them.
     ``lab_modules``: a lab's own platform modules, import name → source (run here, each into a
-    fresh module whose functions ``standin_origin`` then knows)."""
+    fresh module whose functions ``platform_origin`` then knows)."""
     modules: dict[str, types.ModuleType] = {}
     for name, source in (lab_modules or {}).items():
         modules[name] = _lab_module(name, source)
@@ -95,7 +95,7 @@ def _withheld(module: str, name: str) -> Callable[..., None]:
     return withheld
 
 
-def standin_origin(value: object) -> str | None:
+def platform_origin(value: object) -> str | None:
     """The platform module that supplied ``value`` (by its mark), or None."""
     if isinstance(value, types.FunctionType):
         mark = vars(value).get(_ORIGIN)
