@@ -148,6 +148,8 @@ class Structure:
     gates: tuple[Gate, ...] = ()
 
 
+NO_STRUCTURE = Structure()  # a lab that declares none
+
 # The case vocabulary every lab shares: a case named for a sequence of one time step (``T1``,
 # ``T_x1``, ``B1-T1``), for the structural claim "right at T = 1 only".
 SINGLE_STEP_CASE = re.compile(r"(^|[-_])T(_x)?1($|[-_])")
@@ -221,7 +223,7 @@ LATE_POLICY = Section(COURSE_FILE, "late_policy", (
           "percent of the lab's points lost per started day late", default="0"),
     Field("max_days", "a whole number of days (0 or more)",
           "later than this many days the submission scores 0", default="none"),
-    Field("grace_minutes", f"minutes from 0 to {MAX_DAYS * 24 * 60:g}",
+    Field("grace_minutes", f"minutes from 0 to {MAX_DAYS * 24 * 60}",
           "a submission this close after the due time counts as on time", default="0"),
 ))
 
