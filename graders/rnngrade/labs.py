@@ -1,7 +1,8 @@
 """The lab registry: the labs of the course, discovered from their folders.
 
 A lab is the folder ``graders/suites/labN`` holding a ``lab.yaml`` (title, student module, graded
-functions in order, whether it needs torch, the time budget and the sandbox limits), beside
+functions in order, whether it needs torch, the time budget, the sandbox limits and the names the
+structural diagnosis reads: the fields ``rnngrade.lab_contract.LAB`` declares), beside
 ``solutions/labN`` and ``assignments/labN``. Nothing in the engine names a lab: adding one adds
 those folders only. ``LABS`` is read from the course at ``course_root()`` when first used, and
 again when that root or a ``lab.yaml`` changes; a malformed ``lab.yaml`` raises
