@@ -65,6 +65,10 @@ def test_every_declared_field_has_an_example_here(section, values):
 
 def test_lab_yaml_accepts_every_declared_field_and_no_other(tmp_path):
     lab = load_lab(_write(tmp_path, "lab.yaml", LAB_VALUES))
+    assert (lab.title, lab.module, lab.functions, lab.uses_torch) == ("Toy", "toy", ("double",),
+                                                                      False)
+    assert (lab.budget_seconds, lab.limits.call_seconds, lab.worker_imports) == (30, 2,
+                                                                                 ("json",))
     assert lab.structure == contract.Structure(
         ("s0",), ("s_prev",), (contract.Gate("reset", "dzr", ("dWr", "dbr")),))
     gate = {"gradient": "d", "parameters": ["W"], "bias": 1}
@@ -91,6 +95,10 @@ def test_rubric_yaml_accepts_every_declared_field_and_no_other(tmp_path):
     data = {**RUBRIC_VALUES, "tests": {"test_double": ENTRY_VALUES}}
     rubric = parse_rubric(yaml.safe_dump(data), path)
     assert rubric.entries["test_double"].title == "Doubles" and rubric.outcome is False
+    assert (rubric.lab, rubric.max_points, rubric.entries["test_double"].visibility) == (
+        "lab90", 2, "visible")
+    hidden = parse_rubric(yaml.safe_dump({**data, "tests": {"test_double": {"points": 1}}}), path)
+    assert hidden.entries["test_double"].visibility == "hidden"  # the file's visibility
     with pytest.raises(RubricError, match=r"unknown field\(s\) points; the fields are lab, "):
         parse_rubric(yaml.safe_dump({**data, "points": 1}), path)
     misspelt = {**data, "tests": {"test_double": {"point": 2}}}
@@ -109,6 +117,10 @@ def test_the_course_file_accepts_every_declared_field_and_no_other(tmp_path):
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     course = load_course(path, {"lab90"})
     assert course.plan("lab90").late.grace_minutes == 5 and course.title == "RNNs"
+    assert (course.timezone, course.plan("lab90").points, course.plan("lab90").missing) == (
+        "Europe/Berlin", 10, "zero")
+    assert course.due_for("alice", "lab90")[1] == "extended by 2 days"
+    assert course.excuses("bob", "lab90")
     for key, section, bad in [("deadline", contract.COURSE, {**data, "deadline": 1}),
                               ("labs.lab90.weight", contract.COURSE_LAB,
                                {**data, "labs": {"lab90": {"weight": 1}}}),
