@@ -30,8 +30,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                                  "rnngrade.authoring")),
     ("diagnosis and sandbox", ("rnngrade.diagnosis", "rnngrade.sandbox", "rnngrade.testing",
                                "rnngrade.lab_helpers", "rnngrade.suite.worker")),
-    ("lab registry and data model", ("rnngrade.labs", "rnngrade.results.model",
-                                     "rnngrade.authoring.stubs")),
+    ("lab registry and data model", ("rnngrade.labs", "rnngrade.lab_contract",
+                                     "rnngrade.results.model", "rnngrade.authoring.stubs")),
     ("foundations", ("rnngrade.errors", "rnngrade.paths", "rnngrade.yaml_files",
                      "rnngrade.limits", "rnngrade.files")),
     ("harness", ("rnngrade.harness",)),
@@ -157,7 +157,7 @@ def test_the_zygote_s_process_and_its_client_share_only_their_protocol():
     assert "rnngrade.sandbox.zygote.protocol" in imports()[server] & imports()[client]
 
 
-@pytest.mark.parametrize("module", ["rnngrade.labs", "rnngrade.limits"])
+@pytest.mark.parametrize("module", ["rnngrade.labs", "rnngrade.lab_contract", "rnngrade.limits"])
 def test_the_lab_registry_loads_no_sandbox(module):
     code = (f"import sys, {module}; "
             "print(sorted(m for m in sys.modules if m.startswith('rnngrade.sandbox')))")

@@ -81,10 +81,15 @@ def test_only_the_forget_gate_gradients_wrong_is_the_forget_gate_path():
     failing = ["g['dWf']", "g['dbf']"]
     for leaf in failing:
         got[leaf] = want[leaf] + 1
-    found = structural.localise_check(got, want, failing, ATOL, RTOL, 2)
+    gates = get_lab("lab3").structure.gates  # as lab 3's lab.yaml declares them
+    found = structural.localise_check(got, want, failing, ATOL, RTOL, 2, gates=gates)
     assert found.name == "forget_gate_path" and found.evidence.startswith("only dWf, dbf differ")
-    both = structural.localise_check(got, want, ["g['dWf']", "g['dWi']"], ATOL, RTOL, 2)
+    assert "gate gradient dft," in found.hint
+    both = structural.localise_check(got, want, ["g['dWf']", "g['dWi']"], ATOL, RTOL, 2,
+                                     gates=gates)
     assert both is None  # two gates: no single path to name
+    # a lab that declares no gates: no gate's path
+    assert structural.localise_check(got, want, failing, ATOL, RTOL, 2) is None
 
 
 def test_a_few_wrong_entries_per_step_say_nothing_about_time():
@@ -117,12 +122,16 @@ def test_cases_right_only_at_t1_or_only_without_the_previous_state():
     assert found.evidence == "right for T = 1, wrong for every longer sequence"
     no_state = [_case("a_prev", "passed"), _case("Waa", "passed"), _case("xt", "failed"),
                 _case("ba", "failed")]
-    found = structural.localise_cases(no_state)
+    lab1 = get_lab("lab1").structure  # the case names lab 1's lab.yaml declares
+    found = structural.localise_cases(no_state, structure=lab1)
     assert found.name == structural.RECURRENT_TERM and "a_prev = 0 or Waa = 0" in found.evidence
     assert structural.localise_cases([_case("T1", "passed"), _case("T1-m2", "failed")]) is None
     from_zeros = [_case("a0", "passed"), _case("x", "failed"), _case("Waa", "failed")]
-    found = structural.localise_cases(from_zeros)
+    found = structural.localise_cases(from_zeros, structure=lab1)
     assert found.name == structural.INITIAL_STATE and found.evidence.startswith("right with a0 = 0")
+    # the names are the lab's: a lab that declares none gets no claim from them
+    assert structural.localise_cases(no_state) is None
+    assert structural.localise_cases(from_zeros) is None
 
 
 @pytest.fixture

@@ -47,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "not run, not counted (for a whole course: outcome: false in the "
                             "lab's rubric.yaml)")
 
-    generate = sub.add_parser("generate", help="regenerate stubs and public test vectors")
+    generate = sub.add_parser("generate", help="regenerate stubs and public test vectors (and, "
+                              "for every lab, docs/AUTHORING.md's contract tables)")
     generate.add_argument("--lab", action="append", help="only these labs (repeatable)")
     generate.add_argument("--check", action="store_true",
                           help="write nothing; exit 1 when a generated file is stale")
@@ -377,6 +378,7 @@ def write_reports_or_json(result: Cleaned, out: Path) -> tuple[dict[str, Path], 
 
 @command("generate")
 def cmd_generate(args: argparse.Namespace) -> int:
+    from rnngrade.authoring.contract_docs import stale_contract_tables, write_contract_tables
     from rnngrade.authoring.generate import stale_files, write_generated
     from rnngrade.labs import UnknownLabError, available_labs, get_lab
 
@@ -385,8 +387,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
     except UnknownLabError as exc:
         print(f"rnngrade: {exc}", file=sys.stderr)
         return ExitCode.USAGE
+    everything = not args.lab  # docs/AUTHORING.md's contract tables too
     if args.check:
         problems = [p for lab in labs for p in stale_files(lab)]
+        problems += stale_contract_tables() if everything else []
         for problem in problems:
             print(problem)
         if problems:
@@ -395,6 +399,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     for lab in labs:
         for path in write_generated(lab):
             print(f"wrote {path}")
+    for path in write_contract_tables() if everything else []:
+        print(f"wrote {path}")
     return ExitCode.OK
 
 

@@ -1,7 +1,8 @@
 """The lab registry: the labs of the course, discovered from their folders.
 
 A lab is the folder ``graders/suites/labN`` holding a ``lab.yaml`` (title, student module, graded
-functions in order, whether it needs torch, the time budget and the sandbox limits), beside
+functions in order, whether it needs torch, the time budget, the sandbox limits and the names the
+structural diagnosis reads: the fields ``rnngrade.lab_contract.LAB`` declares), beside
 ``solutions/labN`` and ``assignments/labN``. Nothing in the engine names a lab: adding one adds
 those folders only. ``LABS`` is read from the course at ``course_root()`` when first used, and
 again when that root or a ``lab.yaml`` changes; a malformed ``lab.yaml`` raises
@@ -19,16 +20,25 @@ from pathlib import Path
 from typing import Any
 
 from rnngrade.errors import GraderError, UsageError
+from rnngrade.lab_contract import (
+    DEFAULT_BUDGET_SECONDS,
+    GATE,
+    LAB,
+    LAB_FILE,
+    RUBRIC_FILE,
+    STRUCTURE,
+    Gate,
+    Structure,
+)
 from rnngrade.limits import Limits
 from rnngrade.paths import course_root
 from rnngrade.yaml_files import load_mapping
 
-METADATA = "lab.yaml"
-RUBRIC = "rubric.yaml"  # beside lab.yaml: points, visibility and titles of the hidden tests
+METADATA = LAB_FILE
+RUBRIC = RUBRIC_FILE  # beside lab.yaml: points, visibility and titles of the hidden tests
 LAB_NAME = re.compile(r"^lab(\d+)$")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-DEFAULT_BUDGET_SECONDS = 300.0
 RECHECK_SECONDS = 0.5  # how stale LABS may be after a lab.yaml changes (a stat per lab.yaml)
 
 
@@ -54,6 +64,7 @@ class Lab:
     # modules the sandbox's workers have imported before the student's code runs (a lab that
     # trains: torch.optim imports torch._dynamo on first use, seconds in every fresh worker)
     worker_imports: tuple[str, ...] = ()
+    structure: Structure = field(default_factory=Structure)  # names the diagnosis reads
 
     @property
     def filename(self) -> str:
@@ -78,42 +89,36 @@ class Lab:
         return (root or course_root()) / "fixtures" / "public" / f"{self.name}.npz"
 
 
-_FIELDS = {"title", "module", "functions", "uses_torch", "budget_seconds", "limits",
-           "worker_imports"}
-
-
 def load_lab(path: Path) -> Lab:
     """The lab described by ``path`` (``graders/suites/labN/lab.yaml``); LabConfigError when it
-    cannot be read or a field is wrong."""
+    cannot be read or a field is wrong (the fields and their messages: ``lab_contract.LAB``)."""
     name = path.parent.name
-    data = load_mapping(path, LabConfigError, "a mapping with title, module, functions, "
-                        "uses_torch (and optionally budget_seconds, limits, worker_imports)")
-    unknown = sorted(set(map(str, data)) - _FIELDS)
+    data = load_mapping(path, LabConfigError, "a mapping with " + ", ".join(LAB.required)
+                        + " (and optionally " + ", ".join(
+                            n for n in LAB.names if n not in LAB.required) + ")")
+    unknown = LAB.unknown(data)
     if unknown:
-        raise LabConfigError(f"{path}: unknown field(s) {', '.join(unknown)}; the fields are "
-                             + ", ".join(sorted(_FIELDS)))
-    missing = sorted({"title", "module", "functions", "uses_torch"} - set(data))
+        raise LabConfigError(f"{path}: {LAB.unknown_message(unknown)}")
+    missing = [n for n in LAB.required if n not in data]
     if missing:
         raise LabConfigError(f"{path}: missing field(s) {', '.join(missing)}")
     title, module, functions = data["title"], data["module"], data["functions"]
     if not isinstance(title, str) or not title.strip():
-        raise LabConfigError(f"{path}: title must be a non-empty string")
+        raise LabConfigError(LAB["title"].wrong(str(path)))
     if not isinstance(module, str) or not IDENTIFIER.match(module):
-        raise LabConfigError(f"{path}: module must be a Python module name (the student's "
-                             f"file without .py), not {module!r}")
-    if (not isinstance(functions, list) or not functions
-            or not all(isinstance(f, str) and IDENTIFIER.match(f) for f in functions)):
-        raise LabConfigError(f"{path}: functions must be a non-empty list of function names")
+        raise LabConfigError(f"{LAB['module'].wrong(str(path))}, not {module!r}")
+    if not _names(functions):
+        raise LabConfigError(LAB["functions"].wrong(str(path)))
     if len(set(functions)) != len(functions):
         raise LabConfigError(f"{path}: functions lists a name twice")
     if not isinstance(data["uses_torch"], bool):
-        raise LabConfigError(f"{path}: uses_torch must be true or false")
+        raise LabConfigError(LAB["uses_torch"].wrong(str(path)))
     budget = data.get("budget_seconds", DEFAULT_BUDGET_SECONDS)
     if isinstance(budget, bool) or not isinstance(budget, int | float) or not budget > 0:
-        raise LabConfigError(f"{path}: budget_seconds must be a positive number of seconds")
+        raise LabConfigError(LAB["budget_seconds"].wrong(str(path)))
     limits = data.get("limits") or {}
     if not isinstance(limits, dict):
-        raise LabConfigError(f"{path}: limits must be a mapping such as {{call_seconds: 10}}")
+        raise LabConfigError(LAB["limits"].wrong(str(path)))
     try:
         lab_limits = Limits().overridden(limits, f"{path}: limits")
     except ValueError as exc:
@@ -121,10 +126,61 @@ def load_lab(path: Path) -> Lab:
     imports = data.get("worker_imports") or []
     if (not isinstance(imports, list)
             or not all(isinstance(m, str) and MODULE_NAME.match(m) for m in imports)):
-        raise LabConfigError(f"{path}: worker_imports must be a list of module names such as "
-                             "[torch._dynamo]")
+        raise LabConfigError(LAB["worker_imports"].wrong(str(path)))
     return Lab(name, title.strip(), module, tuple(functions), data["uses_torch"],
-               limits=lab_limits, budget_seconds=float(budget), worker_imports=tuple(imports))
+               limits=lab_limits, budget_seconds=float(budget), worker_imports=tuple(imports),
+               structure=_structure(data.get("structure"), path))
+
+
+def _names(value: Any) -> bool:
+    """Whether ``value`` is a non-empty list of Python names."""
+    return (isinstance(value, list) and bool(value)
+            and all(isinstance(v, str) and IDENTIFIER.match(v) for v in value))
+
+
+def _structure(value: Any, path: Path) -> Structure:
+    """A lab's ``structure`` (``lab_contract.STRUCTURE``); LabConfigError naming the key."""
+    if value is None:
+        return Structure()
+    if not isinstance(value, dict):
+        raise LabConfigError(LAB["structure"].wrong(str(path)))
+    where = f"{path}: structure"
+    unknown = STRUCTURE.unknown(value)
+    if unknown:
+        raise LabConfigError(f"{where}: {STRUCTURE.unknown_message(unknown)}")
+    cases = {}
+    for key in ("initial_state_zeroed", "previous_state_zeroed"):
+        names = value.get(key) or []
+        if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+            raise LabConfigError(STRUCTURE[key].wrong(where))
+        cases[key] = tuple(names)
+    gates = value.get("gates") or {}
+    if not isinstance(gates, dict):
+        raise LabConfigError(STRUCTURE["gates"].wrong(where))
+    found = []
+    for gate, spec in gates.items():
+        at = f"{where}.gates.{gate}"
+        if not isinstance(gate, str) or not gate.strip():
+            raise LabConfigError(f"{where}.gates: a gate's name must be text, not {gate!r}")
+        if not isinstance(spec, dict):
+            raise LabConfigError(f"{at}: expected a mapping with " + ", ".join(GATE.names))
+        unknown = GATE.unknown(spec)
+        missing = [n for n in GATE.required if n not in spec]
+        if unknown or missing:
+            raise LabConfigError(f"{at}: " + (GATE.unknown_message(unknown) if unknown else
+                                              f"missing field(s) {', '.join(missing)}"))
+        gradient, parameters = spec["gradient"], spec["parameters"]
+        if not isinstance(gradient, str) or not IDENTIFIER.match(gradient):
+            raise LabConfigError(GATE["gradient"].wrong(at))
+        if not _names(parameters):
+            raise LabConfigError(GATE["parameters"].wrong(at))
+        found.append(Gate(gate.strip(), gradient, tuple(parameters)))
+    owners = [p for g in found for p in g.parameters]
+    twice = sorted({p for p in owners if owners.count(p) > 1})
+    if twice:
+        raise LabConfigError(f"{where}.gates: {', '.join(twice)} named by more than one gate")
+    return Structure(cases["initial_state_zeroed"], cases["previous_state_zeroed"],
+                     tuple(found))
 
 
 def discover_labs(root: Path) -> dict[str, Lab]:

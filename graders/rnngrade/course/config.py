@@ -22,16 +22,23 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from rnngrade.errors import UsageError
 from rnngrade.gradebook.roster import match_key
+from rnngrade.lab_contract import (
+    COURSE,
+    COURSE_FILE,
+    COURSE_LAB,
+    LATE_POLICY,
+    MAX_DAYS,
+    MISSING_CHOICES,
+    Section,
+)
 from rnngrade.paths import course_root
 from rnngrade.yaml_files import load_mapping
 
-FILENAME = "course.yaml"
-MISSING_CHOICES = ("zero", "excused")
+FILENAME = COURSE_FILE
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(d|days?|h|hours?)\s*$")
 EARLIEST = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 LATEST = dt.datetime(9999, 1, 1, tzinfo=dt.timezone.utc)  # a year short of what Python holds
 RANGE = "a date between 1970 and 9998"
-MAX_DAYS = 3650  # the longest extension or grace period a course file may give
 
 
 class CourseError(UsageError):
@@ -145,7 +152,7 @@ class _Reader:
     def fail(self, key: str, problem: str) -> CourseError:
         return CourseError(f"{self.path}: {key}: {problem}")
 
-    def mapping(self, value: Any, key: str, allowed: tuple[str, ...] | None = None) -> dict:
+    def mapping(self, value: Any, key: str, allowed: Section | None = None) -> dict:
         if value is None:
             return {}
         if not isinstance(value, dict):
@@ -154,15 +161,13 @@ class _Reader:
         for name in value:
             if not isinstance(name, str):
                 raise self.fail(key, f"keys must be text, found {name!r}")
-            if allowed is not None and name not in allowed:
+            if allowed is not None and name not in allowed.names:
                 raise self.fail(f"{key}.{name}" if key else name,
-                                f"unknown key; expected one of: {', '.join(allowed)}")
+                                allowed.unknown_message([name]))
         return value
 
     def course(self, data: Any, known_labs: set[str]) -> Course:
-        top = self.mapping(data, "",
-                           ("title", "timezone", "late_policy", "missing", "labs", "extensions",
-                            "excused"))
+        top = self.mapping(data, "", COURSE)
         title = self.text(top.get("title", ""), "title")
         timezone = self.text(top.get("timezone", "UTC"), "timezone")
         try:
@@ -227,7 +232,7 @@ class _Reader:
 
     def lab(self, name: str, value: Any, late: LatePolicy, missing: str) -> LabPlan:
         key = f"labs.{name}"
-        data = self.mapping(value, key, ("release", "due", "points", "late_policy", "missing"))
+        data = self.mapping(value, key, COURSE_LAB)
         release = self.date(data.get("release"), f"{key}.release", end_of_day=False)
         due = self.date(data.get("due"), f"{key}.due", end_of_day=True)
         if release and due and due <= release:
@@ -236,30 +241,29 @@ class _Reader:
         if points is not None:
             points = self.number(points, f"{key}.points")
             if points <= 0:
-                raise self.fail(f"{key}.points", "must be more than 0")
+                raise self.fail(f"{key}.points", f"must be {COURSE_LAB['points'].expected}")
         return LabPlan(name, release, due, points,
                        self.late(data.get("late_policy"), f"{key}.late_policy", late),
                        self.missing(data.get("missing", missing), f"{key}.missing"))
 
     def late(self, value: Any, key: str, base: LatePolicy) -> LatePolicy:
-        data = self.mapping(value, key, ("penalty_per_day", "max_days", "grace_minutes"))
+        data = self.mapping(value, key, LATE_POLICY)
         policy = base
         if "penalty_per_day" in data:
             penalty = self.number(data["penalty_per_day"], f"{key}.penalty_per_day")
             if not 0 <= penalty <= 100:
-                raise self.fail(f"{key}.penalty_per_day", "a percentage from 0 to 100")
+                raise self.fail(f"{key}.penalty_per_day", LATE_POLICY["penalty_per_day"].expected)
             policy = replace(policy, penalty_per_day=penalty)
         if "max_days" in data:
             days = data["max_days"]
             if days is not None and (isinstance(days, bool) or not isinstance(days, int)
                                      or days < 0):
-                raise self.fail(f"{key}.max_days", "a whole number of days (0 or more)")
+                raise self.fail(f"{key}.max_days", LATE_POLICY["max_days"].expected)
             policy = replace(policy, max_days=days)
         if "grace_minutes" in data:
             grace = self.number(data["grace_minutes"], f"{key}.grace_minutes")
             if not 0 <= grace <= MAX_DAYS * 24 * 60:
-                raise self.fail(f"{key}.grace_minutes",
-                                f"minutes from 0 to {MAX_DAYS * 24 * 60:g}")
+                raise self.fail(f"{key}.grace_minutes", LATE_POLICY["grace_minutes"].expected)
             policy = replace(policy, grace_minutes=grace)
         return policy
 

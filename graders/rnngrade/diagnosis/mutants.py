@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rnngrade.authoring.stubs import SOLUTION_MARKER
 from rnngrade.errors import MutantError, file_line
+from rnngrade.lab_contract import INDISTINGUISHABLE, MUTANTS
 from rnngrade.results.model import Diagnosis
 
 
@@ -77,8 +78,9 @@ def load_source_as_module(source: str, name: str, filename: str = "<mutant>") ->
 
 @dataclass(frozen=True)
 class MutantTable:
-    """What a suite's mutants.py declares: ``MUTANTS``, and ``INDISTINGUISHABLE`` (the sets of
-    mutant names no check can tell apart, each with the reason)."""
+    """What a suite's mutants.py declares (``lab_contract.MUTANT_TABLE``): ``MUTANTS``, and
+    ``INDISTINGUISHABLE`` (the sets of mutant names no check can tell apart, each with the
+    reason)."""
 
     mutants: list[Mutant]
     indistinguishable: dict[frozenset[str], str] = field(default_factory=dict)
@@ -102,9 +104,11 @@ def load_mutant_table(path: Path, text: str | None = None) -> MutantTable:
     sys.modules[name] = module  # dataclasses defined in the table look their module up
     try:
         exec(compile(text, str(path), "exec"), module.__dict__)
-        mutants = list(module.MUTANTS)
+        if not hasattr(module, MUTANTS.name):
+            raise AttributeError(f"it defines no {MUTANTS.name} ({MUTANTS.form})")
+        mutants = list(getattr(module, MUTANTS.name))
         allowed = {frozenset(k): str(v)
-                   for k, v in getattr(module, "INDISTINGUISHABLE", {}).items()}
+                   for k, v in getattr(module, INDISTINGUISHABLE.name, {}).items()}
     except Exception as exc:
         raise MutantError(f"{file_line(exc, path)}: the mutant table of {lab_name} does not "
                           f"load: {type(exc).__name__}: {exc}") from exc
@@ -112,7 +116,7 @@ def load_mutant_table(path: Path, text: str | None = None) -> MutantTable:
         sys.modules.pop(name, None)
     bad = [m for m in mutants if not isinstance(m, Mutant)]
     if bad:
-        raise MutantError(f"{path}: MUTANTS holds {type(bad[0]).__name__}, not Mutant")
+        raise MutantError(f"{path}: {MUTANTS.name} holds {type(bad[0]).__name__}, not Mutant")
     names = [m.name for m in mutants]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:

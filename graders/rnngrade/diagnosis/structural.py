@@ -2,12 +2,13 @@
 
 Used when no known mistake matches. Each rule states its evidence, and speaks only when the
 pattern is clean (every step before some point right and every step after it wrong, say); a
-mixed picture says nothing.
+mixed picture says nothing. The names a rule reads (the cases that zero the initial or previous
+state, a gated cell's gates) are the lab's own, declared in its ``lab.yaml`` (``structure``,
+``lab_contract.STRUCTURE``); without them those rules say nothing.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from rnngrade.harness.checks.compare import to_numpy
 from rnngrade.harness.checks.mistakes import step_agreement
 from rnngrade.harness.checks.structure import flatten
 from rnngrade.harness.checks.tolerance import Tolerance
+from rnngrade.lab_contract import KEYED_LEAF, NO_STRUCTURE, SINGLE_STEP_CASE, Gate, Structure
 from rnngrade.results.model import PASSED, SKIPPED, CaseResult, Diagnosis, DiagnosisSource
 
 STRUCTURAL = DiagnosisSource.STRUCTURAL.value
@@ -34,8 +36,6 @@ LAST_STEP_EARLY = "last_state_one_step_early"
 # input alone, or None when that cannot be computed for this check.
 FreshStart = Callable[[int], Mapping[str, np.ndarray] | None]
 
-GATES = {"f": "forget", "i": "update (input)", "c": "candidate", "o": "output"}
-_GATE_LEAF = re.compile(r"\['d[Wb]([fico])'\]$")
 
 
 def _close(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
@@ -44,12 +44,13 @@ def _close(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
 
 def explain_unmatched(got: Any, want: Any, failing: list[str], tol: Tolerance, name: str,
                       names: tuple[str, ...] | None, args: tuple, time_axis: int | None,
-                      run_reference: Callable[[tuple], Any]) -> list[Diagnosis]:
+                      run_reference: Callable[[tuple], Any], gates: Sequence[Gate] = ()
+                      ) -> list[Diagnosis]:
     """The diagnoses of a failed check that no known mistake matches: a structural one when the
     pattern of failures locates the mistake, else the heuristics' shapes of wrongness.
 
     run_reference(args): the reference's result of the same check on other arguments (memoised
-    by the caller), for the fresh-start probe."""
+    by the caller), for the fresh-start probe. gates: the lab's declared gates."""
     leaves_want = float_leaves(want, name, names)
     # only the student's leaves that can be compared: a leaf of another shape locates nothing,
     # and converting it could cost as much memory as the student chose to return
@@ -57,7 +58,7 @@ def explain_unmatched(got: Any, want: Any, failing: list[str], tol: Tolerance, n
     located = localise_check(leaves_got, leaves_want, failing, tol.atol, tol.rtol, time_axis,
                              fresh_start(args, time_axis, run_reference,
                                          lambda out: float_leaves(out, name, names)),
-                             initial_state_zero(args, leaves_want, failing, time_axis))
+                             initial_state_zero(args, leaves_want, failing, time_axis), gates)
     if located is not None:
         return [located]
     early = last_state_early(leaves_got, leaves_want, failing, tol.atol, tol.rtol, args,
@@ -165,7 +166,8 @@ def initial_state_zero(args: tuple, leaves: Mapping[str, np.ndarray], failing: S
 def localise_check(leaves_got: Mapping[str, np.ndarray], leaves_want: Mapping[str, np.ndarray],
                    failing: Sequence[str], atol: float, rtol: float,
                    time_axis: int | None, fresh_start: FreshStart | None = None,
-                   initial_state_zero: bool | None = None) -> Diagnosis | None:
+                   initial_state_zero: bool | None = None, gates: Sequence[Gate] = ()
+                   ) -> Diagnosis | None:
     """A structural diagnosis of one failed check, or None.
 
     leaves_got / leaves_want: every output leaf (``"a"``, ``"grads['dWf']"``) as arrays;
@@ -173,8 +175,9 @@ def localise_check(leaves_got: Mapping[str, np.ndarray], leaves_want: Mapping[st
     initial_state_zero: whether the sequence starts from a zero state (None: unknown). A forward
     claim ("not carried across time", "fed a0") needs a known non-zero initial state: from zero,
     a first step is right whatever the recurrence does. Gradients are the leaves named ``d…``.
+    gates: the lab's gates (``structure.gates`` of its lab.yaml), for a gate's path.
     """
-    gate = _gate_path(leaves_want, failing)
+    gate = _gate_path(leaves_want, failing, gates)
     if gate is not None:
         return gate
     if time_axis is None:
@@ -199,27 +202,33 @@ def localise_check(leaves_got: Mapping[str, np.ndarray], leaves_want: Mapping[st
     return None
 
 
-def _gate_path(leaves_want: Mapping[str, np.ndarray], failing: Sequence[str]) -> Diagnosis | None:
-    gates = {m.group(1) for leaf in failing if (m := _GATE_LEAF.search(leaf))}
-    if len(gates) != 1 or any(not _GATE_LEAF.search(leaf) for leaf in failing):
+def _gate_path(leaves_want: Mapping[str, np.ndarray], failing: Sequence[str],
+               gates: Sequence[Gate]) -> Diagnosis | None:
+    """Only the gradients of one gate's parameters fail (keyed leaves such as
+    ``grads['dWf']``), with at least three other outputs right."""
+    owner = {parameter: gate for gate in gates for parameter in gate.parameters}
+    found = {owner.get(m.group(1)) if (m := KEYED_LEAF.search(leaf)) else None
+             for leaf in failing}
+    if len(found) != 1 or None in found:
         return None
     right = [leaf for leaf in leaves_want if leaf not in failing]
     if len(right) < 3:
         return None
-    gate = gates.pop()
+    gate = found.pop()
+    assert gate is not None
     wrong = ", ".join(_short(leaf) for leaf in failing)
     return Diagnosis(
-        f"{GATES[gate].split()[0]}_gate_path",
-        f"the mistake is on the {GATES[gate]} gate's path",
-        hint=f"Only the {GATES[gate]} gate's weight gradients are wrong. Follow that gate "
-        f"backwards: its gate gradient d{gate}t, and the derivative of its activation.",
+        f"{gate.name.split()[0]}_gate_path",
+        f"the mistake is on the {gate.name} gate's path",
+        hint=f"Only the {gate.name} gate's weight gradients are wrong. Follow that gate "
+        f"backwards: its gate gradient {gate.gradient}, and the derivative of its activation.",
         evidence=f"only {wrong} differ; {', '.join(_short(leaf) for leaf in right[:4])}"
         f"{' and the rest' if len(right) > 4 else ''} are right",
         source=STRUCTURAL)
 
 
 def _short(leaf: str) -> str:
-    match = re.search(r"\['([^']+)'\]$", leaf)
+    match = KEYED_LEAF.search(leaf)
     return match.group(1) if match else leaf
 
 
@@ -281,36 +290,34 @@ def _fed_initial_state(leaf: str, got: np.ndarray, axis: int, atol: float, rtol:
 
 # ------------------------------------------------------------------ from the cases of one test
 
-_T1 = re.compile(r"(^|[-_])T(_x)?1($|[-_])")
-# Cases whose zeroed input or weight removes the recurrent term (the previous state's influence).
-_NO_RECURRENCE = {"a_prev", "h", "Waa", "W_h", "W_hh"}
-_NO_INITIAL_STATE = {"a0", "h0"}
-
-
-def localise_cases(cases: Sequence[CaseResult], timed: bool = True) -> Diagnosis | None:
+def localise_cases(cases: Sequence[CaseResult], timed: bool = True,
+                   structure: Structure = NO_STRUCTURE) -> Diagnosis | None:
     """A structural diagnosis from which cases of one test pass: right at T = 1 only (for a
     test whose checks compare sequences along time, ``timed``: elsewhere ``T`` may name a
-    temperature), or right only where the previous or initial state is zero."""
+    temperature; ``lab_contract.SINGLE_STEP_CASE``), or right only in the cases the lab's
+    ``structure`` says zero the previous or initial state."""
+    no_initial_state = set(structure.initial_state_zeroed)
+    no_recurrence = set(structure.previous_state_zeroed)
     ran = [c for c in cases if c.outcome != SKIPPED]
     passed = {c.case for c in ran if c.outcome == PASSED}
     failed = [c for c in ran if c.outcome != PASSED]
     if not passed or not failed or any(c.kind != "check" for c in failed):
         return None
-    if timed and all(_T1.search(case) for case in passed) \
-            and not any(_T1.search(c.case) for c in failed):
+    if timed and all(SINGLE_STEP_CASE.search(case) for case in passed) \
+            and not any(SINGLE_STEP_CASE.search(c.case) for c in failed):
         return Diagnosis(
             NOT_CARRIED, "the state or gradient is not carried correctly across time steps",
             hint="A sequence of one step is right, so the cell itself works: check what your "
             "loop carries from one step to the next.",
             evidence="right for T = 1, wrong for every longer sequence", source=STRUCTURAL)
-    if passed <= _NO_INITIAL_STATE and not any(c.case in _NO_INITIAL_STATE for c in failed):
+    if passed <= no_initial_state and not any(c.case in no_initial_state for c in failed):
         zero = " or ".join(f"{c.case} = 0" for c in ran if c.outcome == PASSED)
         return Diagnosis(
             INITIAL_STATE, "the initial state is not used correctly",
             hint="Your result is right when the initial state is zero. Check where your loop "
             "starts from: the initial state is given to you as an argument.",
             evidence=f"right with {zero}, wrong in every other case", source=STRUCTURAL)
-    if passed <= _NO_RECURRENCE and not any(c.case in _NO_RECURRENCE for c in failed):
+    if passed <= no_recurrence and not any(c.case in no_recurrence for c in failed):
         zero = " or ".join(f"{c.case} = 0" for c in ran if c.outcome == PASSED)
         return Diagnosis(
             RECURRENT_TERM, "the recurrent term (the previous state's contribution) is wrong",

@@ -50,6 +50,7 @@ from rnngrade.harness.checks.structure import compare_tree
 from rnngrade.harness.checks.tolerance import Tolerance, tolerance_for
 from rnngrade.harness.runner.base import EXCEPTION, NOT_IMPLEMENTED, StudentError
 from rnngrade.harness.runner.proxy import ModuleProxy
+from rnngrade.lab_contract import Gate
 
 Probe = Callable[..., Any]
 
@@ -83,6 +84,7 @@ class Checker:
     stand_ins: Callable[[ModuleProxy], Any] | None = None
     callers: frozenset[str] = frozenset()
     reach: Reach | None = None  # None: every mutant is run for every diagnosis
+    gates: tuple[Gate, ...] = ()  # the lab's gates, for the structural diagnosis
     # the submission's budgets while the grader runs the suite (None: no limit on diagnosis)
     budget: Budget | None = field(default_factory=budgets.current)
 
@@ -222,7 +224,8 @@ class Checker:
             found.append(CheckFailure(message, comparisons, explain_unmatched(
                 got, want, [c.name for c in failed], tol, name, names, args, time_axis,
                 lambda a: self._trusted("reference", self._key(f"{name} fresh step", probe, a),
-                                        lambda: probe(self.reference, *promote_args(a))))
+                                        lambda: probe(self.reference, *promote_args(a))),
+                self.gates)
                 + localised()))
 
         if self._explained(explain):

@@ -177,7 +177,7 @@ def _graded(submission: Path, assets: LabAssets, device: str, inprocess: bool,
             raise GraderError("trusted code failed while grading:\n" + "\n".join(
                 collector.faults)[-8000:])
         tests = build_results(rubric, collector.items, collector.cases, collector.checks,
-                              collector.figures, collector.measurements)
+                              collector.figures, collector.measurements, lab.structure)
     except Exception as exc:  # noqa: BLE001 - loading worked: whatever fails now is the grader's
         return grader_failed(lab, rubric, submission.name, device, describe_fault(exc),
                              seconds(), assets.version)

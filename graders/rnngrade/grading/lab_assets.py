@@ -39,6 +39,7 @@ from rnngrade.diagnosis.reach import Reach
 from rnngrade.errors import MutantError, RubricError, SuiteError, file_line
 from rnngrade.grading.rubric import Rubric, parse_rubric
 from rnngrade.grading.stand_ins import callees_of
+from rnngrade.lab_contract import MUTANTS_FILE
 from rnngrade.lab_helpers import (
     HELPERS_FILE,
     LabHelpers,
@@ -52,7 +53,7 @@ from rnngrade.labs import RUBRIC, Lab, get_lab
 from rnngrade.paths import course_root
 from rnngrade.submission.source_notes import ReferenceFacts, reference_facts
 
-MUTANTS = "mutants.py"
+MUTANTS = MUTANTS_FILE
 
 
 def _suite_files(lab: Lab, root: Path) -> list[Path]:

@@ -122,4 +122,4 @@ def check(student: ModuleProxy, reference: ModuleProxy) -> Checker:
 
     return Checker(student, reference, mutants, record, memo=memo,
                    stand_ins=stand_ins if graph else None, callers=frozenset(graph),
-                   reach=assets.reach)
+                   reach=assets.reach, gates=assets.lab.structure.gates)

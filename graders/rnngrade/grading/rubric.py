@@ -7,12 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnngrade.errors import RubricError
+from rnngrade.lab_contract import DEFAULT_VISIBILITY, RUBRIC, RUBRIC_ENTRY, VISIBILITIES
 from rnngrade.yaml_files import parse_mapping, read_text
-
-VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
-# Gradescope shows a visible test as soon as the submission is graded: the fast feedback the
-# course promises. A rubric holds tests back by naming another visibility (per file or per test).
-DEFAULT_VISIBILITY = "visible"
 
 __all__ = ["DEFAULT_VISIBILITY", "VISIBILITIES", "Rubric", "RubricEntry", "RubricError",
            "load_rubric", "parse_rubric"]
@@ -63,9 +59,13 @@ def load_rubric(path: Path) -> Rubric:
 
 
 def parse_rubric(text: str, path: Path) -> Rubric:
-    """The rubric written in ``text`` (read from ``path``); RubricError naming what is wrong."""
+    """The rubric written in ``text`` (read from ``path``); RubricError naming what is wrong
+    (the fields and their messages: ``lab_contract.RUBRIC`` and ``RUBRIC_ENTRY``)."""
     expected = "a mapping with 'lab' and 'tests'"
     data = parse_mapping(text, path, RubricError, expected)
+    unknown = RUBRIC.unknown(data)
+    if unknown:
+        raise RubricError(f"{path}: {RUBRIC.unknown_message(unknown)}")
     if not isinstance(data.get("tests"), dict):
         raise RubricError(f"{path}: expected {expected}")
     default_visibility = data.get("visibility", DEFAULT_VISIBILITY)
@@ -76,17 +76,20 @@ def parse_rubric(text: str, path: Path) -> Rubric:
         spec = spec or {}
         if not isinstance(spec, dict):
             raise RubricError(f"{at}: {test}: expected a mapping such as {{points: 1}}")
+        unknown = RUBRIC_ENTRY.unknown(spec)
+        if unknown:
+            raise RubricError(f"{at}: {test}: {RUBRIC_ENTRY.unknown_message(unknown)}")
         visibility = spec.get("visibility", default_visibility)
         if visibility not in VISIBILITIES:
-            raise RubricError(f"{at}: {test}: visibility must be one of {VISIBILITIES}")
+            raise RubricError(RUBRIC_ENTRY["visibility"].wrong(f"{at}: {test}"))
         points = spec.get("points")
         if not isinstance(points, int | float) or isinstance(points, bool) or points < 0:
-            raise RubricError(f"{at}: {test}: points must be a non-negative number")
+            raise RubricError(RUBRIC_ENTRY["points"].wrong(f"{at}: {test}"))
         entries[str(test)] = RubricEntry(str(test), float(points), str(spec.get("title", test)),
                                          visibility, line)
     outcome = data.get("outcome", True)
     if not isinstance(outcome, bool):
-        raise RubricError(f"{path}: outcome must be true or false (run the tests graded by "
+        raise RubricError(f"{RUBRIC['outcome'].wrong(str(path))} (run the tests graded by "
                           "outcome, or leave them out)")
     return Rubric(str(data.get("lab", path.parent.name)), entries, path, outcome)
 

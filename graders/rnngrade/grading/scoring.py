@@ -17,6 +17,7 @@ from rnngrade.diagnosis.evidence import summarise_diagnosis
 from rnngrade.diagnosis.structural import localise_cases
 from rnngrade.errors import GraderError
 from rnngrade.grading.rubric import Rubric
+from rnngrade.lab_contract import NO_STRUCTURE, Structure
 from rnngrade.labs import Lab
 from rnngrade.results.model import (
     CaseResult,
@@ -68,8 +69,10 @@ def outcome_of(cases: Sequence[CaseResult]) -> Outcome:
 
 def summarise_test(name: str, title: str, points: float, visibility: str,
                    cases: list[CaseResult], checks: list[dict[str, Any]],
-                   figures: list[dict[str, Any]] | None = None) -> TestResult:
-    """One rubric entry's result from its cases (partial credit, message, diagnoses)."""
+                   figures: list[dict[str, Any]] | None = None,
+                   structure: Structure = NO_STRUCTURE) -> TestResult:
+    """One rubric entry's result from its cases (partial credit, message, diagnoses; the lab's
+    ``structure`` names what the structural diagnosis reads)."""
     ran = [c for c in cases if c.outcome != Outcome.SKIPPED]
     passed = [c for c in ran if c.outcome == Outcome.PASSED]
     failures = [c for c in ran if c.outcome != Outcome.PASSED]
@@ -77,7 +80,8 @@ def summarise_test(name: str, title: str, points: float, visibility: str,
         message = failure_summary(failures)
     else:
         message = "" if ran else (cases[0].message if cases else "no cases")
-    diagnosis, hint = rank_diagnoses(failures, cases, any(c.get("timed") for c in checks))
+    diagnosis, hint = rank_diagnoses(failures, cases, any(c.get("timed") for c in checks),
+                                     structure)
     return TestResult(
         name=name, title=title, score=partial_credit(points, len(passed), len(ran)) if failures
         else (points if ran else 0.0), max_score=points if ran else 0.0,
@@ -88,11 +92,13 @@ def summarise_test(name: str, title: str, points: float, visibility: str,
 
 
 def rank_diagnoses(failures: Sequence[CaseResult], cases: Sequence[CaseResult] = (),
-                   timed: bool = False) -> tuple[list[Diagnosis], str]:
+                   timed: bool = False, structure: Structure = NO_STRUCTURE
+                   ) -> tuple[list[Diagnosis], str]:
     """The diagnoses that explain the most failing cases (a mistake can coincide with another on
     a special case, e.g. a zero initial state), their evidence restated over the test, and the
     hint of the best one; without any, what the pattern of passing and failing ``cases``
-    locates (``timed``: the test's checks compare sequences along time). An edit of the
+    locates (``timed``: the test's checks compare sequences along time; ``structure``: the
+    lab's names for its cases). An edit of the
     reference's formula comes first, but only when every failing case localised to its value
     names it too (``_contradicted``)."""
     refuted = _contradicted(failures)
@@ -100,7 +106,7 @@ def rank_diagnoses(failures: Sequence[CaseResult], cases: Sequence[CaseResult] =
     edits = _ranked(failures, lambda d: d.source == EDIT and d.name not in refuted)
     inside = _ranked(failures, lambda d: d.source == LOCALISED)  # where inside: an addition
     if not named:
-        located = localise_cases(cases, timed)
+        located = localise_cases(cases, timed, structure)
         if located is not None:
             return [*edits, located, *inside], located.hint
         return [*edits, *inside], next((c.hint for c in failures if c.hint), "")
@@ -161,10 +167,11 @@ def failure_summary(failures: Sequence[CaseResult], limit: int = 3) -> str:
 def build_results(rubric: Rubric, items: Mapping[str, CaseOf], cases: Mapping[str, CaseResult],
                   checks: Mapping[str, list[dict[str, Any]]],
                   figures: Mapping[str, list[dict[str, Any]]] | None = None,
-                  measurements: Mapping[str, list[Measurement]] | None = None
-                  ) -> list[TestResult]:
+                  measurements: Mapping[str, list[Measurement]] | None = None,
+                  structure: Structure = NO_STRUCTURE) -> list[TestResult]:
     """One TestResult per rubric entry, in rubric order, from the collected items (by node id),
-    their outcomes and check records. A collected case with no outcome did not run."""
+    their outcomes and check records. A collected case with no outcome did not run.
+    ``structure``: the lab's names the structural diagnosis reads."""
     by_test: dict[str, list[tuple[str, CaseResult]]] = defaultdict(list)
     for nodeid, item in items.items():
         case = cases.get(nodeid, CaseResult(item.case, Outcome.ERROR, "did not run"))
@@ -176,7 +183,7 @@ def build_results(rubric: Rubric, items: Mapping[str, CaseOf], cases: Mapping[st
         result = summarise_test(
             name, entry.title, entry.points, entry.visibility, [c for _, c in found],
             [r for nodeid, _ in found for r in checks.get(nodeid, [])],
-            [f for nodeid, _ in found for f in (figures or {}).get(nodeid, [])])
+            [f for nodeid, _ in found for f in (figures or {}).get(nodeid, [])], structure)
         result.measurements = [m for nodeid, _ in found
                                for m in (measurements or {}).get(nodeid, [])]
         results.append(result)
