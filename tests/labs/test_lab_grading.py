@@ -10,15 +10,19 @@ lab's own end-to-end tests are beside this file, in ``test_labN_*.py``."""
 from __future__ import annotations
 
 import functools
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.errors import GraderError
 from rnngrade.labs import Lab, available_labs
 from rnngrade.validate_outcomes import outcome_specs
 
 from .grading import (
     QuickCases,
+    QuickCasesError,
     assert_caught_and_named,
     assert_full_marks,
     assert_stub_verdict,
@@ -38,14 +42,15 @@ def _cases(lab: Lab) -> QuickCases | None:
     says why)."""
     try:
         return quick_cases(lab)
-    except Exception:  # noqa: BLE001 - reported by its own test, not at collection
+    except (QuickCasesError, GraderError):  # reported by its own test, not at collection
         return None
 
 
 CASES = {lab.name: _cases(lab) for lab in LABS}
+LABS_BY_NAME = {lab.name: lab for lab in LABS}
 
 
-def _lab_params(which: str) -> list:
+def _lab_params(which: str) -> list[Any]:
     """One parameter per lab, marked slow unless the lab's quick cases grade ``which``."""
     return [pytest.param(lab, id=lab.name,
                          marks=() if (c := CASES[lab.name]) and getattr(c, which) else SLOW)
@@ -58,9 +63,6 @@ def catching(lab_name: str) -> frozenset[str]:
     ``rnngrade validate`` grades them (the others' training runs would show nothing)."""
     return frozenset(name for spec in outcome_specs(LABS_BY_NAME[lab_name]).values()
                      for name in spec.catches)
-
-
-LABS_BY_NAME = {lab.name: lab for lab in LABS}
 
 
 def test_the_course_has_labs():
@@ -87,13 +89,13 @@ def test_stub_scores_zero_and_says_not_implemented(lab):
     assert_stub_verdict(graded(lab.name, "stub", quick_cases(lab).outcome))
 
 
-def _mutant_params(quick_only: bool) -> list:
+def _mutant_params(quick_only: bool) -> list[Any]:
     return [pytest.param(lab, mutant, id=f"{lab.name}-{mutant.name}")
             for lab in LABS for mutant in mutants(lab.name)
             if not quick_only or ((c := CASES[lab.name]) and mutant.name in c.mutants)]
 
 
-def _grade_mutant(tmp_path, lab: Lab, mutant: Mutant, outcome: bool) -> None:
+def _grade_mutant(tmp_path: Path, lab: Lab, mutant: Mutant, outcome: bool) -> None:
     source = mutant.apply(lab.solution_path().read_text(encoding="utf-8"))
     assert_caught_and_named(grade_lab_source(tmp_path, lab, source, outcome=outcome),
                             mutant.name)
