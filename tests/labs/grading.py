@@ -1,6 +1,6 @@
 """What every lab's end-to-end grading tests share: grading a source text in-process, the verdicts
 expected of the reference (full marks), of the untouched stub (0, "not implemented") and of a
-known mistake (loses points, and every failing test names it), and what a lab grades in the
+known mistake (loses points and is named, never misnamed), and what a lab grades in the
 default suite (its ``quick_cases.yaml``)."""
 
 from __future__ import annotations
@@ -102,9 +102,14 @@ def assert_stub_verdict(result: GradeResult) -> None:
 
 
 def assert_caught_and_named(result: GradeResult, mistake: str) -> None:
-    """The known mistake ``mistake`` loses points, and every test it fails names it."""
+    """The known mistake ``mistake`` loses points, a test it fails names it, and no test it fails
+    names another mistake instead. (A failing test may name none: the grader names a mistake
+    only with evidence, as ``rnngrade validate`` requires.)"""
     assert result.score < result.max_score, f"{mistake} keeps full marks"
     failing = [t for t in result.tests if t.outcome not in ("passed", "skipped")]
-    unnamed = [(t.name, t.diagnosis, t.message[:300]) for t in failing
-               if not any(d.name == mistake for d in t.diagnosis)]
-    assert not unnamed, unnamed
+    names = [(t, {d.name for d in t.diagnosis}) for t in failing]
+    assert any(mistake in named for _, named in names), [
+        (t.name, t.diagnosis, t.message[:300]) for t in failing]
+    misnamed = [(t.name, t.diagnosis, t.message[:300]) for t, named in names
+                if named and mistake not in named]
+    assert not misnamed, misnamed

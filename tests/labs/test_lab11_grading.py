@@ -1,5 +1,5 @@
 """Grading lab11 end to end (in-process): without the training runs their five tests are listed
-as not run, the unpacked encoder loses the padding-invariance points only; on a GPU, the
+as not run, the unpacked encoder loses only encode's points and is named there; on a GPU, the
 reference's encoder and decoder step agree with the CPU's (float32, TF32 off). The reference,
 stub and mutants are graded by test_lab_grading.py; the outcome tests on seeds 0–4 are
 `rnngrade validate --lab lab11`."""

@@ -1,6 +1,6 @@
 """Every lab of the registry graded end to end (in-process, on the CPU): the reference gets full
 marks, the untouched stub 0 with "not implemented", and each known mistake (mutant) loses points
-and is named in the diagnosis of every test it fails.
+and is named in the diagnosis of a test it fails, and no test it fails names another instead.
 
 Each lab says in ``graders/suites/labN/quick_cases.yaml`` what of this runs in the default suite
 (its representative mutants; whether its reference and stub are quick enough; whether its tests
