@@ -1,8 +1,8 @@
 """The example lab of docs/AUTHORING.md (docs/example_lab/, a course holding lab99 alone) works
 as the recipe says: copied to a course of its own and generated, ``rnngrade validate`` passes,
 the reference gets full marks, the untouched stub 0 with "not implemented", each mutant loses
-points and every test it fails names it, and its public tests score the stub 0 and the
-reference full marks."""
+points and is named (only tests of its own function lose points), its quick cases read, and its
+public tests score the stub 0 and the reference full marks."""
 
 from __future__ import annotations
 
@@ -12,15 +12,22 @@ from pathlib import Path
 
 import pytest
 
+from rnngrade.authoring.generate import write_generated
 from rnngrade.diagnosis.mutants import load_mutant_table
 from rnngrade.grading.engine import grade
 from rnngrade.labs import LABS, discover_labs, get_lab
 from rnngrade.paths import course_root
+from rnngrade.results.model import GradeResult
 from rnngrade.validate import validate_lab
 
 from .conftest import run_public_inprocess
 from .course_env import course_at
-from .labs.grading import assert_caught_and_named, assert_full_marks, assert_stub_verdict
+from .labs.grading import (
+    assert_caught_and_named,
+    assert_full_marks,
+    assert_stub_verdict,
+    quick_cases,
+)
 
 ROOT = course_root()
 EXAMPLE = ROOT / "docs" / "example_lab"
@@ -31,8 +38,6 @@ LAB = "lab99"
 def course(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The example lab copied into a course of its own, its files generated as
     ``rnngrade generate --lab lab99`` writes them, and made this process's course."""
-    from rnngrade.authoring.generate import write_generated
-
     root = tmp_path_factory.mktemp("example") / "course"
     shutil.copytree(EXAMPLE, root)
     for name in ("conftest.py", "pyproject.toml"):
@@ -61,9 +66,10 @@ def test_rnngrade_validate_passes(course):
     assert_stub_verdict(report.stub)
     assert {row.name for row in report.mutants if row.caught and row.named} == {
         "half_life_as_time_constant", "weights_swapped"}
+    assert quick_cases(get_lab(LAB)).mutants == ("weights_swapped",)
 
 
-def _graded(folder: Path, source: str) -> object:
+def _graded(folder: Path, source: str) -> GradeResult:
     lab = get_lab(LAB)
     folder.mkdir()
     (folder / lab.filename).write_text(source, encoding="utf-8")
