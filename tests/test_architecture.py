@@ -1,5 +1,6 @@
 """The engine's shape: its floors (``LAYERS``, as docs/ARCHITECTURE.md draws them), no import
-against them, no import cycle, the gradebook below the course, and the lab registry light.
+against them, no import cycle, the gradebook below the course, the lab registry light, and no lab
+named in the engine's code.
 
 Every import counts, at the top of a module or inside a function (a deferred import is still a
 dependency), ``if TYPE_CHECKING`` ones too."""
@@ -7,8 +8,11 @@ dependency), ``if TYPE_CHECKING`` ones too."""
 from __future__ import annotations
 
 import ast
+import io
+import re
 import subprocess
 import sys
+import tokenize
 from functools import cache
 from pathlib import Path
 
@@ -164,3 +168,49 @@ def test_the_lab_registry_loads_no_sandbox(module):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"
+
+
+# A lab's name: ``lab`` and a number, inside any word (``lab12``, ``_lab3_cache``, ``"Lab2"``).
+LAB_NAME = re.compile(r"lab\d+", re.IGNORECASE)
+
+
+def _docstrings(tree: ast.Module) -> set[tuple[int, int]]:
+    """The (line, column) where each docstring of the module, its classes and functions starts."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)):
+                found.add((body[0].value.lineno, body[0].value.col_offset))
+    return found
+
+
+def lab_names(source: str) -> list[tuple[int, str]]:
+    """Each (line, token) of ``source`` that names a lab, comments and docstrings aside: every
+    other string, identifier and f-string part counts."""
+    docstrings = _docstrings(ast.parse(source))
+    named = []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE):
+            continue
+        if token.type == tokenize.STRING and token.start in docstrings:
+            continue
+        if LAB_NAME.search(token.string):
+            named.append((token.start[0], token.string))
+    return named
+
+
+def test_lab_names_are_found_outside_comments_and_docstrings_only():
+    source = ('"""Grades lab1."""\n# lab2\ndef f(lab3_cache):\n    """lab4"""\n'
+              '    x = "lab5"  # lab6\n    return f"{x} Lab7" + lab3_cache\n')
+    assert [line for line, _ in lab_names(source)] == [3, 5, 6, 6]
+
+
+def test_the_engine_names_no_lab():
+    """A lab's own code lives in its folders; the engine reads labs from the registry (labs.py
+    and graders/suites/), so it holds no lab's name (docs/AUTHORING.md: "the grading engine
+    names no lab")."""
+    named = {str(path.relative_to(PACKAGE)): found for path in modules().values()
+             if (found := lab_names(path.read_text(encoding="utf-8")))}
+    assert named == {}

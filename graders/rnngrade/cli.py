@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from rnngrade.labs import Lab
     from rnngrade.results.sanitize import Cleaned
 
+LAB_HELP = "the lab: its folder's name under graders/suites/"
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rnngrade", description=__doc__)
@@ -36,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     grade = sub.add_parser("grade", help="grade one submission into a folder of reports")
     grade.add_argument("submission", type=Path, help="a folder, .py, .ipynb or .zip")
-    grade.add_argument("--lab", required=True, help="lab name, e.g. lab1")
+    grade.add_argument("--lab", required=True, help=LAB_HELP)
     grade.add_argument("--out", type=Path, required=True, help="folder for the reports")
     grade.add_argument("--device", default="auto", choices=["cpu", "cuda", "auto"])
     grade.add_argument("--inprocess", action="store_true",
@@ -111,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("submissions", type=Path, nargs="+",
                        help="folder(s) with one entry per student: a folder, .py, .ipynb or "
                             ".zip named after the student")
-    batch.add_argument("--lab", required=True, help="lab name, e.g. lab1")
+    batch.add_argument("--lab", required=True, help=LAB_HELP)
     batch.add_argument("--out", type=Path, required=True,
                        help="folder for the gradebook, the exports and students/<id>/ reports")
     batch.add_argument("-j", "--jobs", type=int, default=None,
@@ -173,7 +175,7 @@ def _override_parser(sub: argparse._SubParsersAction) -> None:
     override = sub.add_parser("override", help="set a student's score for a lab or one test, "
                                                "with a comment (kept across regrades)")
     override.add_argument("student", help="the student id (as in grades.csv)")
-    override.add_argument("--lab", required=True, help="lab name, e.g. lab1")
+    override.add_argument("--lab", required=True, help=LAB_HELP)
     override.add_argument("--test", default="", help="one test's name (default: the lab's total)")
     points = override.add_mutually_exclusive_group(required=True)
     points.add_argument("--score", type=_score, metavar="POINTS",
@@ -196,7 +198,7 @@ def _similarity_parser(sub: argparse._SubParsersAction) -> None:
                                                    "(copydetect) into an HTML report")
     similarity.add_argument("submissions", type=Path, nargs="+",
                             help="folder(s) with one entry per student, as for batch")
-    similarity.add_argument("--lab", required=True, help="lab name, e.g. lab1")
+    similarity.add_argument("--lab", required=True, help=LAB_HELP)
     similarity.add_argument("--out", type=Path, required=True,
                             help="folder for the report (OUT/labN/similarity under a batch's "
                                  "OUT links it from that lab's summary.html)")
@@ -237,7 +239,7 @@ def _export_parser(sub: argparse._SubParsersAction) -> None:
 def _gradescope_parsers(sub: argparse._SubParsersAction) -> None:
     bundle = sub.add_parser("gradescope", help="build one lab's Gradescope autograder "
                                                "(autograder.zip: setup.sh, run_autograder)")
-    bundle.add_argument("--lab", required=True, help="lab name, e.g. lab1")
+    bundle.add_argument("--lab", required=True, help=LAB_HELP)
     bundle.add_argument("--out", type=Path, required=True, help="folder for autograder.zip")
     bundle.add_argument("--device", default="auto", choices=["cpu", "cuda", "auto"],
                         help="the device run_autograder grades on (default: auto)")
@@ -250,7 +252,7 @@ def _gradescope_parsers(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("gradescope-run", help="inside Gradescope (run_autograder calls it): "
                                                 "grade $AUTOGRADER_ROOT/submission into "
                                                 "$AUTOGRADER_ROOT/results/results.json")
-    run.add_argument("--lab", required=True, help="lab name, e.g. lab1")
+    run.add_argument("--lab", required=True, help=LAB_HELP)
     run.add_argument("--root", type=Path, default=None,
                      help="the autograder root (default: $AUTOGRADER_ROOT or /autograder)")
     run.add_argument("--device", default="auto", choices=["cpu", "cuda", "auto"])

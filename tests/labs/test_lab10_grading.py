@@ -1,51 +1,42 @@
-"""lab10: grading end to end in-process: the reference gets full marks and the stub 0 (the
-training runs switched off; they are slow tests here and `rnngrade validate --lab lab10` runs
-them), and a mistake in one function costs only that function's tests."""
+"""lab10: grading end to end in-process: the training runs' tests listed as not run when they are
+switched off (`rnngrade validate --lab lab10` runs them), and a mistake in one function costs
+only that function's tests. The reference, stub and mutants are graded by
+test_lab_grading.py."""
 
 import types
 
 import pytest
 import torch
 
-from rnngrade.diagnosis.mutants import load_mutant_table, load_source_as_module, strip_markers
-from rnngrade.grading.engine import grade
+from rnngrade.diagnosis.mutants import load_source_as_module, strip_markers
 from rnngrade.lab_helpers import lab_helpers
 from rnngrade.labs import get_lab
-from rnngrade.paths import course_root
 
-from .grading import assert_full_marks, assert_stub_verdict
+from .grading import grade_lab_source, graded, mutants
 
 LAB = get_lab("lab10")
-SUBMISSIONS = course_root() / "fixtures" / "submissions" / LAB.name
 OUTCOME_TESTS = {"test_lstm_forget_bias_5_solves_lag_25": 3,
                  "test_lstm_forget_bias_1_stays_at_chance": 2,
                  "test_diagonal_linear_solves_lag_100": 3}
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-def test_reference_full_marks_and_stub_zero_without_the_training_runs():
-    result = grade(SUBMISSIONS / "reference", LAB.name, device="cpu", inprocess=True,
-                   outcome=False)
-    assert_full_marks(result)
+def test_without_the_training_runs_their_tests_are_listed_as_not_run_with_their_points():
+    """The reference and stub graded as test_lab_grading.py grades them (lab10/quick_cases.yaml:
+    outcome off)."""
+    result = graded(LAB.name, "reference", False)
     for name, points in OUTCOME_TESTS.items():
         run = next(t for t in result.tests if t.name == name)
         assert run.outcome == "skipped" and run.max_score == 0
         assert "not run" in run.message and f"{points} points" in run.message
-    stub = grade(SUBMISSIONS / "stub", LAB.name, device="cpu", inprocess=True, outcome=False)
-    assert_stub_verdict(stub)
-    assert stub.max_score == result.max_score
+    assert graded(LAB.name, "stub", False).max_score == result.max_score
 
 
-@pytest.mark.slow
 def _graded_mutant(tmp_path, name: str):
     """The reference with the known mistake ``name`` in it, graded without the training runs."""
-    table = load_mutant_table(LAB.suite_dir() / "mutants.py")
-    mutant = next(m for m in table.mutants if m.name == name)
-    source = mutant.apply(strip_markers(LAB.solution_path().read_text(encoding="utf-8")))
-    folder = tmp_path / "submission"
-    folder.mkdir()
-    (folder / LAB.filename).write_text(source, encoding="utf-8")
-    return grade(folder, LAB.name, device="cpu", inprocess=True, outcome=False)
+    mutant = next(m for m in mutants(LAB.name) if m.name == name)
+    source = mutant.apply(LAB.solution_path().read_text(encoding="utf-8"))
+    return grade_lab_source(tmp_path, LAB, source, outcome=False)
 
 
 def test_a_wrong_half_life_costs_only_the_closed_forms(tmp_path):

@@ -361,7 +361,7 @@ def run_ci(options: CiOptions, say: Callable[[str], None] = print,
             summary.write(body.replace(MARKER + "\n", "", 1).rstrip() + "\n\n")
     if not labs:
         warn("rnngrade ci: no lab to grade; looked at " + "; ".join(choice.looked)
-             + ". Name the lab with --lab labN, or in the branch's name (lab1, lab1-fix) or "
+             + ". Name the lab with --lab labN, or in the branch's name (labN, labN-fix) or "
                "the pull request's title")
         return ExitCode.USAGE
     if not options.comment:

@@ -223,7 +223,7 @@ class _Reader:
     def excused(self, value: Any, key: str, known_labs: set[str]) -> frozenset[str]:
         labs = [value] if isinstance(value, str) else value
         if not isinstance(labs, list) or not labs:
-            raise self.fail(key, f"expected a list of labs, e.g. [lab1, lab3], found {value!r}")
+            raise self.fail(key, f"expected a list of labs, e.g. [labN, labM], found {value!r}")
         for lab in labs:
             if not isinstance(lab, str) or lab not in known_labs:
                 raise self.fail(key, f"{lab!r}: no such lab; this course has: "
