@@ -90,6 +90,8 @@ class Checker:
     reach: Reach | None = None  # None: every mutant is run for every diagnosis
     # the submission's budgets while the grader runs the suite (None: no limit on diagnosis)
     budget: Budget | None = field(default_factory=budgets.current)
+    # the results of the mutants that matched the last failure (by name)
+    _matched_results: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @functools.cached_property
     def mutants(self) -> list[tuple[Mutant, ModuleProxy]]:
@@ -215,7 +217,7 @@ class Checker:
         def explain() -> None:
             matched = self.matching_mutants(name, probe, args, got, tol, names,
                                             {c.name for c in failed})
-            if matched and not any(self._whole_match(m, name, probe, args, got, tol, names)
+            if matched and not any(self._whole_match(m, name, got, tol, names)
                                    for m in matched):
                 # each matched mistake changes outputs the student has right: a slip that says
                 # exactly which outputs are wrong is the better name
@@ -247,17 +249,13 @@ class Checker:
             return found[0]
         return CheckFailure(f"{message}\n{DIAGNOSIS_SKIPPED}", comparisons)
 
-    def _whole_match(self, mutant: Mutant, name: str, probe: Probe, args: tuple, got: Any,
-                     tol: Tolerance, names: tuple[str, ...] | None) -> bool:
-        """Whether ``mutant``'s result equals the student's on every leaf (memoised run)."""
-        proxy = next((p for m, p in self.mutants if m is mutant), None)
-        if proxy is None:
+    def _whole_match(self, mutant: Mutant, name: str, got: Any, tol: Tolerance,
+                     names: tuple[str, ...] | None) -> bool:
+        """Whether ``mutant``'s result (kept when it matched) equals the student's on every
+        leaf."""
+        if mutant.name not in self._matched_results:
             return True
-        try:
-            theirs = self._trusted(f"mutant {mutant.name}", self._key(name, probe, args),
-                                   lambda: probe(proxy, *args), read_only=True)
-        except Exception:  # noqa: BLE001 - it matched before: take it as it is
-            return True
+        theirs = self._matched_results[mutant.name]
         compared = compare_tree(got, theirs, tol, name, names, None, stop_at_failure=True,
                                 verdicts=True)
         return all(c.ok for c in compared)
@@ -343,6 +341,7 @@ class Checker:
                          names: tuple[str, ...] | None, failing: set[str]) -> list[Mutant]:
         """The mutants whose result on the same inputs matches the student's failing values."""
         matched = []
+        self._matched_results.clear()
         key = self._key(name, probe, args) if self.mutants else None
         for mutant, proxy in self._telling(probe, args):
             self._check_time()
@@ -356,6 +355,7 @@ class Checker:
                 continue
             if _agrees_on(got, theirs, tol, name, names, failing):
                 matched.append(mutant)
+                self._matched_results[mutant.name] = theirs
         return matched
 
 
