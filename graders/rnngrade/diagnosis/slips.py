@@ -215,7 +215,7 @@ def explain_slips(slips: tuple[Slip, ...], run: Callable[[Slip], Any], got: Any,
                   failing: list[str], tol: Tolerance, name: str,
                   names: tuple[str, ...] | None) -> list[Diagnosis]:
     """The slip that reproduces the student's values on this case (see the module docstring):
-    ``run(slip)`` is the check's result with the slipped reference (raises: no slip)."""
+    ``run(slip)`` is the check's result with the slipped reference (None: it failed)."""
     if not slips or not failing:
         return []
     leaves_want = float_leaves(want, name, names)
@@ -224,10 +224,10 @@ def explain_slips(slips: tuple[Slip, ...], run: Callable[[Slip], Any], got: Any,
            or not informative(leaves_want[leaf], tol.atol) for leaf in failing):
         return []
     for slip in slips:
-        try:
-            theirs = float_leaves(run(slip), name, names)
-        except Exception:  # noqa: BLE001 - a slip that fails on these inputs explains nothing
-            continue
+        result = run(slip)
+        if result is None:
+            continue  # the slip fails on these inputs: it explains nothing
+        theirs = float_leaves(result, name, names)
         if not all(leaf in theirs and _close(leaves_got[leaf], theirs[leaf], tol)
                    and informative(theirs[leaf], tol.atol)
                    and not _close(theirs[leaf], leaves_want[leaf], tol) for leaf in failing):
