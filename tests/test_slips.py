@@ -56,6 +56,9 @@ def test_a_state_not_carried_is_named_only_when_it_gives_the_students_values():
     other = tuple(np.array(g) for g in got)
     other[1][0, 0, -1] += 1.0  # one entry the slip does not reproduce: no name
     assert explain_slips(slips, run, other, want, failing, TOL, "lstm_forward", None) == []
+    # the slip changes every output: a student whose `a` is right did something else
+    mixed = (want[0], got[1], got[2])
+    assert explain_slips(slips, run, mixed, want, failing[1:], TOL, "lstm_forward", None) == []
     # a slip that coincides with the correct result is no evidence
     assert explain_slips(slips, lambda s: want, got, want, failing, TOL, "lstm_forward",
                          None) == []
