@@ -8,6 +8,7 @@ import pytest
 from rnngrade.diagnosis.aliasing import MODIFIES, WRITES_RESULT, in_place_diagnosis
 from rnngrade.diagnosis.mutants import strip_markers
 from rnngrade.diagnosis.slips import NOT_ACCUMULATED, NOT_CARRIED, explain_slips, slips_of
+from rnngrade.diagnosis.structural import LAST_STEP_EARLY
 from rnngrade.grading.engine import grade
 from rnngrade.grading.lab_assets import load_lab_assets
 from rnngrade.harness.checks.tolerance import Tolerance
@@ -16,7 +17,7 @@ from rnngrade.labs import get_lab
 from .data.corpus.variants import VARIANTS
 
 TOL = Tolerance(1e-10, 1e-8, "float64")
-NEW = (WRITES_RESULT, NOT_CARRIED, NOT_ACCUMULATED)
+NEW = (WRITES_RESULT, NOT_CARRIED, NOT_ACCUMULATED, LAST_STEP_EARLY)
 
 
 def test_the_slips_of_a_time_loop_are_read_off_the_reference():
@@ -27,6 +28,7 @@ def test_the_slips_of_a_time_loop_are_read_off_the_reference():
     backward = slips_of(reference, "lstm_backward")
     assert [s.state for s in backward if s.state] == ["da_prevt", "dc_prevt"]
     assert [s.totals for s in backward if s.totals] == [("totals",)]
+    assert [s.early for s in slips_of(reference, "lstm_layer")] == [("h", "c")]
     assert slips_of(reference, "lstm_cell_forward") == ()  # no loop: nothing to rewrite
     assert slips_of(reference, "no_such_function") == ()
 

@@ -8,6 +8,8 @@ time loop is read off its source and rewritten one way at a time, on the trusted
   initial value at every step instead (``np.zeros_like(a0)``), while the other states are carried.
   A state that starts from a parameter (``a_prev = a0``) is left out: "every step starts from
   a0" is the structural note ``fed_a0_every_step`` and the lab's known mistakes.
+- **A final state one step early.** A state the function returns after the loop is returned as
+  it was when the last step began (``lstm_layer``'s ``(h, c)``).
 - **A sum not accumulated.** Every ``total += term`` inside the loop becomes ``total = term``:
   only the step processed last is left in the total.
 
@@ -33,7 +35,7 @@ import numpy as np
 
 from rnngrade.diagnosis.heuristics import informative
 from rnngrade.diagnosis.mutants import SOURCE
-from rnngrade.diagnosis.structural import float_leaves
+from rnngrade.diagnosis.structural import LAST_STEP_EARLY, float_leaves
 from rnngrade.harness.checks.tolerance import Tolerance
 from rnngrade.results.model import Diagnosis, DiagnosisSource
 
@@ -47,7 +49,8 @@ NOT_ACCUMULATED = "sum_not_accumulated"
 class Slip:
     """One rewriting of the reference's ``function``: ``state`` is the variable not carried
     (with ``initial``, its value before the loop, and ``carried``, the states still carried);
-    "" for the sums not accumulated (``totals``: their variables)."""
+    "" for the sums not accumulated (``totals``: their variables) and for the final states
+    returned one step early (``early``: those states)."""
 
     function: str
     module: types.ModuleType
@@ -55,6 +58,7 @@ class Slip:
     initial: str = ""
     carried: tuple[str, ...] = ()
     totals: tuple[str, ...] = ()
+    early: tuple[str, ...] = ()  # states returned as they were before the last step
 
 
 def slips_of(reference: types.ModuleType, function: str) -> tuple[Slip, ...]:
@@ -93,6 +97,12 @@ def _slips(reference: types.ModuleType, function: str) -> tuple[Slip, ...]:
             if module is not None:
                 slips.append(Slip(function, module, state, ast.unparse(initial[state]),
                                   tuple(s for s in states if s != state)))
+        returned = [v for v in states if any(
+            _loads(r, v) for r in definition.body[position + 1:] if isinstance(r, ast.Return))]
+        if returned:
+            module = _load(reference, _returned_early(definition, position, returned))
+            if module is not None:
+                slips.append(Slip(function, module, early=tuple(returned)))
         totals = _accumulated(statement)
         if totals:
             module = _load(reference, _not_accumulated(definition, position))
@@ -105,9 +115,16 @@ def _initial_values(statements: list[ast.stmt]) -> dict[str, ast.expr]:
     """``name = value`` set by the statements before the loop (the last one wins)."""
     values: dict[str, ast.expr] = {}
     for statement in statements:
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
-                and isinstance(statement.targets[0], ast.Name):
-            values[statement.targets[0].id] = statement.value
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            continue
+        target, value = statement.targets[0], statement.value
+        if isinstance(target, ast.Name):
+            values[target.id] = value
+        elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) \
+                and len(target.elts) == len(value.elts):  # h, c = h0, c0
+            for name, item in zip(target.elts, value.elts):
+                if isinstance(name, ast.Name):
+                    values[name.id] = item
     return values
 
 
@@ -157,6 +174,24 @@ def _not_carried(definition: ast.FunctionDef, position: int, state: str,
             reading = not sets
         body.append(statement)
     loop.body = body
+    return rewritten
+
+
+def _returned_early(definition: ast.FunctionDef, position: int, states: list[str]
+                    ) -> ast.FunctionDef:
+    """``definition`` that returns ``states`` as they were when the last step began."""
+    rewritten = copy.deepcopy(definition)
+    loop = rewritten.body[position]
+    assert isinstance(loop, ast.For)
+    kept = {v: f"_rnngrade_before_{v}" for v in states}
+    loop.body = [ast.Assign(targets=[ast.Name(kept[v], ast.Store())], value=ast.Name(v, ast.Load()))
+                 for v in states] + loop.body
+    for i in range(position + 1, len(rewritten.body)):
+        if isinstance(rewritten.body[i], ast.Return):
+            statement = rewritten.body[i]
+            for v in states:
+                statement = _Replace(v, ast.Name(kept[v], ast.Load())).visit(statement)
+            rewritten.body[i] = statement
     return rewritten
 
 
@@ -232,7 +267,7 @@ def explain_slips(slips: tuple[Slip, ...], run: Callable[[Slip], Any], got: Any,
                    and informative(theirs[leaf], tol.atol)
                    and not _close(theirs[leaf], leaves_want[leaf], tol) for leaf in failing):
             continue
-        if slip.state and not all(k in theirs and _close(g, theirs[k], tol)
+        if (slip.state or slip.early) and not all(k in theirs and _close(g, theirs[k], tol)
                                   for k, g in leaves_got.items()):
             continue  # a state not carried changes what it changes: all of it must agree
         return [_diagnosis(slip, [_short(leaf) for leaf in failing])]
@@ -261,6 +296,16 @@ def _diagnosis(slip: Slip, wrong: list[str]) -> Diagnosis:
             evidence=f"your {_listed(wrong)} equal{'s' if len(wrong) == 1 else ''} the course's "
             f"solution's with `{slip.state}` reset to `{slip.initial}` at every step",
             source=STRUCTURAL)
+    if slip.early:
+        states = _listed(list(slip.early))
+        return Diagnosis(
+            LAST_STEP_EARLY, f"`{slip.function}` returns the final {states} as they were before "
+            "the last step", slip.function,
+            hint="The state to return is the one the last step produced: check what you keep "
+            "after the loop (a copy taken at the start of each step, or an index such as "
+            "[-2]).",
+            evidence=f"your results equal the course's solution's with {states} returned as "
+            "they were when the last step began", source=STRUCTURAL)
     verb = "is" if len(wrong) == 1 else "are"
     return Diagnosis(
         NOT_ACCUMULATED, f"in `{slip.function}`, {_listed(wrong)} {verb} not summed over the "

@@ -149,4 +149,15 @@ VARIANTS = [
           "                totals[name] += grads[name]\n"),),
         {"lstm_backward": "sum_not_accumulated"},
         {"lstm_backward": ("weight_grads_overwritten",)}),
+    Variant(
+        "lstm_layer_final_state_early", "lab3",
+        "(h_n, c_n) saved at the start of each step and returned after the loop: the states "
+        "before the last step",
+        (("    outputs = []\n    for t in range(x.shape[1]):\n"
+          "        h, c = lstm_cell(x[:, t], h, c, W_ih, W_hh, b_ih, b_hh)\n"
+          "        outputs.append(h)\n    return torch.stack(outputs, dim=1), (h, c)",
+          "    outputs = []\n    for t in range(x.shape[1]):\n        h_n, c_n = h, c\n"
+          "        h, c = lstm_cell(x[:, t], h, c, W_ih, W_hh, b_ih, b_hh)\n"
+          "        outputs.append(h)\n    return torch.stack(outputs, dim=1), (h_n, c_n)"),),
+        {"lstm_layer": "last_state_one_step_early"}),
 ]
