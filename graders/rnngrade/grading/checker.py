@@ -17,16 +17,19 @@ from __future__ import annotations
 
 import functools
 import re
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from rnngrade.diagnosis.aliasing import in_place_diagnosis, parameter_names
 from rnngrade.diagnosis.contract import explain_contract
 from rnngrade.diagnosis.localise import localise_check
 from rnngrade.diagnosis.mutants import Mutant
 from rnngrade.diagnosis.reach import AttemptLog, Reach, called_names
+from rnngrade.diagnosis.slips import Slip, explain_slips, slips_of
 from rnngrade.diagnosis.structural import explain_unmatched
 from rnngrade.errors import SuiteError
 from rnngrade.grading import budget as budgets
@@ -49,8 +52,10 @@ from rnngrade.harness.checks.compare import (
 from rnngrade.harness.checks.structure import compare_tree
 from rnngrade.harness.checks.tolerance import Tolerance, tolerance_for
 from rnngrade.harness.runner.base import EXCEPTION, NOT_IMPLEMENTED, StudentError
+from rnngrade.harness.runner.inprocess import InProcessRunner
 from rnngrade.harness.runner.proxy import ModuleProxy
 from rnngrade.lab_contract import Gate
+from rnngrade.results.model import Diagnosis
 
 Probe = Callable[..., Any]
 
@@ -87,6 +92,8 @@ class Checker:
     gates: tuple[Gate, ...] = ()  # the lab's gates, for the structural diagnosis
     # the submission's budgets while the grader runs the suite (None: no limit on diagnosis)
     budget: Budget | None = field(default_factory=budgets.current)
+    # the results of the mutants that matched the last failure (by name)
+    _matched_results: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @functools.cached_property
     def mutants(self) -> list[tuple[Mutant, ModuleProxy]]:
@@ -185,7 +192,8 @@ class Checker:
                                     self._localised, student, name, probe, args, promote,
                                     oracle, comparisons, tol, names))
         if not may_modify:
-            check_arguments_unchanged(calls)
+            check_arguments_unchanged(calls, getattr(self.reference.runner, "module", None),
+                                      names)
         return got
 
     def _key(self, name: str, fn: Callable[..., Any], args: tuple, extra: Any = None
@@ -211,6 +219,14 @@ class Checker:
         def explain() -> None:
             matched = self.matching_mutants(name, probe, args, got, tol, names,
                                             {c.name for c in failed})
+            if matched and not any(self._whole_match(m, name, got, tol, names)
+                                   for m in matched):
+                # each matched mistake changes outputs the student has right: a slip that says
+                # exactly which outputs are wrong is the better name
+                slips = self._sequence_slips(name, probe, args, got, want, failed, tol, names)
+                if slips:
+                    found.append(CheckFailure(message, comparisons, slips, slips[0].hint))
+                    return
             if matched:
                 evidence = f"your result equals this mistake's on the same inputs (check `{name}`)"
                 found.append(CheckFailure(message, comparisons,
@@ -218,6 +234,10 @@ class Checker:
                                           matched[0].hint))
                 return
             slips = explain_contract(got, want, failed, tol, name, names, _function_of(name))
+            if slips:
+                found.append(CheckFailure(message, comparisons, slips, slips[0].hint))
+                return
+            slips = self._sequence_slips(name, probe, args, got, want, failed, tol, names)
             if slips:
                 found.append(CheckFailure(message, comparisons, slips, slips[0].hint))
                 return
@@ -231,6 +251,43 @@ class Checker:
         if self._explained(explain):
             return found[0]
         return CheckFailure(f"{message}\n{DIAGNOSIS_SKIPPED}", comparisons)
+
+    def _whole_match(self, mutant: Mutant, name: str, got: Any, tol: Tolerance,
+                     names: tuple[str, ...] | None) -> bool:
+        """Whether ``mutant``'s result (kept when it matched) equals the student's on every
+        leaf."""
+        if mutant.name not in self._matched_results:
+            return True
+        theirs = self._matched_results[mutant.name]
+        compared = compare_tree(got, theirs, tol, name, names, None, stop_at_failure=True,
+                                verdicts=True)
+        return all(c.ok for c in compared)
+
+    def _sequence_slips(self, name: str, probe: Probe, args: tuple, got: Any, want: Any,
+                        failed: list[Comparison], tol: Tolerance,
+                        names: tuple[str, ...] | None) -> list[Diagnosis]:
+        """A state not carried or a sum not accumulated in the checked function's time loop
+        (``diagnosis/slips.py``): the reference rewritten so, run on the trusted side."""
+        module = getattr(self.reference.runner, "module", None)
+        if not isinstance(module, types.ModuleType):
+            return []
+        slips = slips_of(module, _function_of(name))
+        if not slips:
+            return []
+        helpers = getattr(self.reference.runner, "helpers", None)
+
+        def run(slip: Slip) -> Any:
+            self._check_time()  # outside the try: the grader's time running out ends it
+            proxy = ModuleProxy(InProcessRunner(slip.module, helpers=helpers), "reference")
+            index = slips.index(slip)
+            try:
+                return self._trusted(f"slip {index}",
+                                     self._key(f"{name} slip {index}", probe, args),
+                                     lambda: probe(proxy, *promote_args(args)), read_only=True)
+            except Exception:  # noqa: BLE001 - a slip that fails on these inputs: none
+                return None
+
+        return explain_slips(slips, run, got, want, [c.name for c in failed], tol, name, names)
 
     def _localised(self, student: Any, name: str, probe: Probe, args: tuple, promote: bool,
                    oracle: Callable[..., Any] | None, comparisons: list[Comparison],
@@ -291,6 +348,7 @@ class Checker:
                          names: tuple[str, ...] | None, failing: set[str]) -> list[Mutant]:
         """The mutants whose result on the same inputs matches the student's failing values."""
         matched = []
+        self._matched_results.clear()
         key = self._key(name, probe, args) if self.mutants else None
         for mutant, proxy in self._telling(probe, args):
             self._check_time()
@@ -304,6 +362,7 @@ class Checker:
                 continue
             if _agrees_on(got, theirs, tol, name, names, failing):
                 matched.append(mutant)
+                self._matched_results[mutant.name] = theirs
         return matched
 
 
@@ -359,16 +418,31 @@ def failure_lines(name: str, failed: list[Comparison]) -> list[str]:
     return [together] + [c.message() for c in failed if c.problem != "none"]
 
 
-def check_arguments_unchanged(calls: list) -> None:
-    """Fail when a student function changed an argument in place."""
+def check_arguments_unchanged(calls: list, reference: Any = None,
+                              names: tuple[str, ...] | None = None) -> None:
+    """Fail when a student function changed an argument in place; with the ``reference``
+    module, the failure names the argument by its parameter name, and the returned entry
+    written into it when one is (``diagnosis/aliasing.py``; ``names``: the check's names of
+    the returned entries)."""
     for record in calls:
         for position, (before, after) in enumerate(zip(record.args_before,
                                                        record.result.args_after)):
             path = first_difference(before, after, f"argument {position + 1}")
             if path:
-                raise CheckFailure(
-                    f"{record.function} modified its input ({path}) in place; work on a copy "
-                    "or build new arrays instead")
+                message = (f"{record.function} modified its input ({path}) in place; work on "
+                           "a copy or build new arrays instead")
+                found = None
+                if reference is not None:
+                    try:
+                        found = in_place_diagnosis(
+                            record.function, path, parameter_names(reference, record.function),
+                            tuple(record.args_before), tuple(record.result.args_after),
+                            record.result.value, names)
+                    except Exception:  # noqa: BLE001 - no name: the failure says what changed
+                        found = None
+                if found is None:
+                    raise CheckFailure(message)
+                raise CheckFailure(message, diagnosis=[found], hint=found.hint)
 
 
 def first_difference(before: Any, after: Any, path: str) -> str:

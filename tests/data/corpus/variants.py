@@ -116,4 +116,48 @@ VARIANTS = [
         (("totals[name] += grads[name]", "totals[name] = grads[name]"),),
         {"lstm_backward": "weight_grads_overwritten"},
         {"lstm_backward": ("not_carried_across_time",)}),
+    # ------------------------------------------------------- in-place writes and sequence slips
+    Variant(
+        "lstm_cell_forward_c_prev_in_place", "lab3",
+        "the new cell state is built in the c_prev array (c_prev *= ft; c_prev += it * cct)",
+        (("c_next = ft * c_prev + it * cct",
+          "c_prev *= ft\n    c_prev += it * cct\n    c_next = c_prev"),),
+        {"lstm_cell_forward": "result_written_into_argument"}),
+    Variant(
+        "lstm_cell_forward_multiply_out", "lab3",
+        "np.multiply(ft, c_prev, out=c_prev): the forget gate applied into the caller's array",
+        (("c_next = ft * c_prev + it * cct",
+          "c_next = np.multiply(ft, c_prev, out=c_prev)\n    c_next += it * cct"),),
+        {"lstm_cell_forward": "result_written_into_argument"}),
+    Variant(
+        "lstm_forward_c_not_carried", "lab3",
+        "the cell is given a fresh zero cell state at every step, the hidden state carried",
+        (("lstm_cell_forward(x[:, :, t], a_next, c_next, parameters)",
+          "lstm_cell_forward(x[:, :, t], a_next, np.zeros_like(a0), parameters)"),),
+        {"lstm_forward": "state_not_carried"}, {"lstm_forward": ("not_carried_across_time",)}),
+    Variant(
+        "rnn_backward_dWaa_overwritten", "lab2",
+        "dWaa = gradients['dWaa'] inside the loop, dWax and dba summed",
+        (('dWaa += grads["dWaa"]', 'dWaa = grads["dWaa"]'),),
+        {"rnn_backward": "sum_not_accumulated"}, {"rnn_backward": ("weight_grads_overwritten",)}),
+    Variant(
+        "lstm_backward_dWo_overwritten", "lab3",
+        "the output gate's weight gradient assigned at every step, the others summed",
+        (("        for name in totals:\n            totals[name] += grads[name]\n",
+          "        for name in totals:\n            if name == 'dWo':\n"
+          "                totals[name] = grads[name]\n            else:\n"
+          "                totals[name] += grads[name]\n"),),
+        {"lstm_backward": "sum_not_accumulated"},
+        {"lstm_backward": ("weight_grads_overwritten",)}),
+    Variant(
+        "lstm_layer_final_state_early", "lab3",
+        "(h_n, c_n) saved at the start of each step and returned after the loop: the states "
+        "before the last step",
+        (("    outputs = []\n    for t in range(x.shape[1]):\n"
+          "        h, c = lstm_cell(x[:, t], h, c, W_ih, W_hh, b_ih, b_hh)\n"
+          "        outputs.append(h)\n    return torch.stack(outputs, dim=1), (h, c)",
+          "    outputs = []\n    for t in range(x.shape[1]):\n        h_n, c_n = h, c\n"
+          "        h, c = lstm_cell(x[:, t], h, c, W_ih, W_hh, b_ih, b_hh)\n"
+          "        outputs.append(h)\n    return torch.stack(outputs, dim=1), (h_n, c_n)"),),
+        {"lstm_layer": "last_state_one_step_early"}),
 ]

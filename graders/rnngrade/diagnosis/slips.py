@@ -1,0 +1,318 @@
+"""Sequence slips: a loop over time that forgets to carry a state, or to add up a gradient.
+
+The slips are made from the reference's own function, never from a list of known mistakes: its
+time loop is read off its source and rewritten one way at a time, on the trusted side.
+
+- **A state not carried.** A variable set before the loop and read by the loop before the loop
+  sets it again (``c_next`` in ``lstm_forward``, ``da_prevt`` in ``rnn_backward``) is read as its
+  initial value at every step instead (``np.zeros_like(a0)``), while the other states are carried.
+  A state that starts from a parameter (``a_prev = a0``) is left out: "every step starts from
+  a0" is the structural note ``fed_a0_every_step`` and the lab's known mistakes.
+- **A final state one step early.** A state the function returns after the loop is returned as
+  it was when the last step began (``lstm_layer``'s ``(h, c)``).
+- **A sum not accumulated.** Every ``total += term`` inside the loop becomes ``total = term``:
+  only the step processed last is left in the total.
+
+A slip names the student's mistake only when the rewritten reference reproduces the student's
+values on the case: for a state, every output it returns; for a sum, every failing output (the
+sums are independent of one another, so a student may overwrite some and add up the rest), each
+of them informative and different from the correct value, so a case where the slip and the
+correct code coincide (a sequence of one step, a contribution that is zero) is no evidence.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+import re
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rnngrade.diagnosis.heuristics import informative
+from rnngrade.diagnosis.mutants import SOURCE
+from rnngrade.diagnosis.structural import LAST_STEP_EARLY, float_leaves
+from rnngrade.harness.checks.tolerance import Tolerance
+from rnngrade.results.model import Diagnosis, DiagnosisSource
+
+STRUCTURAL = DiagnosisSource.STRUCTURAL.value
+
+NOT_CARRIED = "state_not_carried"
+NOT_ACCUMULATED = "sum_not_accumulated"
+
+
+@dataclass(frozen=True)
+class Slip:
+    """One rewriting of the reference's ``function``: ``state`` is the variable not carried
+    (with ``initial``, its value before the loop, and ``carried``, the states still carried);
+    "" for the sums not accumulated (``totals``: their variables) and for the final states
+    returned one step early (``early``: those states)."""
+
+    function: str
+    module: types.ModuleType
+    state: str = ""
+    initial: str = ""
+    carried: tuple[str, ...] = ()
+    totals: tuple[str, ...] = ()
+    early: tuple[str, ...] = ()  # states returned as they were before the last step
+
+
+def slips_of(reference: types.ModuleType, function: str) -> tuple[Slip, ...]:
+    """The slips of ``reference``'s ``function``: of each loop in its body that carries a
+    state or adds to a sum (none when it has no such loop)."""
+    return _slips(reference, function)
+
+
+@functools.lru_cache(maxsize=64)
+def _slips(reference: types.ModuleType, function: str) -> tuple[Slip, ...]:
+    source = reference.__dict__.get(SOURCE)
+    if not isinstance(source, str):
+        return ()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ()
+    found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function]
+    if len(found) != 1:
+        return ()
+    definition = found[0]
+    parameters = {a.arg for a in (*definition.args.posonlyargs, *definition.args.args,
+                                  *definition.args.kwonlyargs)}
+    slips: list[Slip] = []
+    for position, statement in enumerate(definition.body):
+        if not isinstance(statement, ast.For):
+            continue
+        initial = _initial_values(definition.body[:position])
+        states = [v for v in initial if _carried(statement, v)]
+        for state in states:
+            start = initial[state]
+            if isinstance(start, ast.Name) and start.id in parameters:
+                continue  # a state that starts from a parameter: "fed a0"
+            rewritten = _not_carried(definition, position, state, initial[state])
+            module = _load(reference, rewritten)
+            if module is not None:
+                slips.append(Slip(function, module, state, ast.unparse(initial[state]),
+                                  tuple(s for s in states if s != state)))
+        returned = [v for v in states if any(
+            _loads(r, v) for r in definition.body[position + 1:] if isinstance(r, ast.Return))]
+        if returned:
+            module = _load(reference, _returned_early(definition, position, returned))
+            if module is not None:
+                slips.append(Slip(function, module, early=tuple(returned)))
+        totals = _accumulated(statement)
+        if totals:
+            module = _load(reference, _not_accumulated(definition, position))
+            if module is not None:
+                slips.append(Slip(function, module, totals=totals))
+    return tuple(slips)
+
+
+def _initial_values(statements: list[ast.stmt]) -> dict[str, ast.expr]:
+    """``name = value`` set by the statements before the loop (the last one wins)."""
+    values: dict[str, ast.expr] = {}
+    for statement in statements:
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            continue
+        target, value = statement.targets[0], statement.value
+        if isinstance(target, ast.Name):
+            values[target.id] = value
+        elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) \
+                and len(target.elts) == len(value.elts):  # h, c = h0, c0
+            for name, item in zip(target.elts, value.elts):
+                if isinstance(name, ast.Name):
+                    values[name.id] = item
+    return values
+
+
+def _stores(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+               for n in ast.walk(node))
+
+
+def _loads(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+               for n in ast.walk(node))
+
+
+def _carried(loop: ast.For, name: str) -> bool:
+    """Whether the loop reads ``name`` before it sets it, and sets it (a state)."""
+    for statement in loop.body:
+        if _stores(statement, name):
+            return _loads(statement, name)
+        if _loads(statement, name):
+            return any(_stores(s, name) for s in loop.body)
+    return False
+
+
+class _Replace(ast.NodeTransformer):
+    def __init__(self, name: str, value: ast.expr) -> None:
+        self.name, self.value = name, value
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id == self.name and isinstance(node.ctx, ast.Load):
+            return copy.deepcopy(self.value)
+        return node
+
+
+def _not_carried(definition: ast.FunctionDef, position: int, state: str,
+                 initial: ast.expr) -> ast.FunctionDef:
+    """``definition`` whose loop reads ``state``'s initial value where it reads ``state``
+    before setting it."""
+    rewritten = copy.deepcopy(definition)
+    loop = rewritten.body[position]
+    assert isinstance(loop, ast.For)
+    body = []
+    reading = True
+    for statement in loop.body:
+        if reading:
+            sets = _stores(statement, state)
+            statement = _Replace(state, initial).visit(statement)
+            reading = not sets
+        body.append(statement)
+    loop.body = body
+    return rewritten
+
+
+def _returned_early(definition: ast.FunctionDef, position: int, states: list[str]
+                    ) -> ast.FunctionDef:
+    """``definition`` that returns ``states`` as they were when the last step began."""
+    rewritten = copy.deepcopy(definition)
+    loop = rewritten.body[position]
+    assert isinstance(loop, ast.For)
+    kept = {v: f"_rnngrade_before_{v}" for v in states}
+    loop.body = [ast.Assign(targets=[ast.Name(kept[v], ast.Store())], value=ast.Name(v, ast.Load()))
+                 for v in states] + loop.body
+    for i in range(position + 1, len(rewritten.body)):
+        if isinstance(rewritten.body[i], ast.Return):
+            statement = rewritten.body[i]
+            for v in states:
+                statement = _Replace(v, ast.Name(kept[v], ast.Load())).visit(statement)
+            rewritten.body[i] = statement
+    return rewritten
+
+
+def _accumulated(loop: ast.For) -> tuple[str, ...]:
+    """The variables the loop adds to with ``+=`` (``totals[name]`` as ``totals``)."""
+    names = []
+    for node in ast.walk(loop):
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
+            target = node.target
+            while isinstance(target, ast.Subscript):
+                target = target.value  # type: ignore[assignment]
+            if isinstance(target, ast.Name) and target.id not in names:
+                names.append(target.id)
+    return tuple(names)
+
+
+class _Overwrite(ast.NodeTransformer):
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        if isinstance(node.op, ast.Add):
+            return ast.copy_location(ast.Assign(targets=[node.target], value=node.value), node)
+        return node
+
+
+def _not_accumulated(definition: ast.FunctionDef, position: int) -> ast.FunctionDef:
+    rewritten = copy.deepcopy(definition)
+    rewritten.body[position] = _Overwrite().visit(rewritten.body[position])
+    return rewritten
+
+
+def _load(reference: types.ModuleType, definition: ast.FunctionDef) -> types.ModuleType | None:
+    """The reference module with ``definition`` in place of its function (trusted code)."""
+    module = types.ModuleType(f"{reference.__name__}_slip")
+    module.__dict__.update(reference.__dict__)
+    try:
+        code = compile(ast.fix_missing_locations(ast.Module([definition], [])),
+                       f"<slip of {definition.name}>", "exec")
+        exec(code, module.__dict__)
+    except Exception:  # noqa: BLE001 - a rewriting that does not compile is no slip
+        return None
+    return module
+
+
+# ------------------------------------------------------------------ naming
+
+def _short(leaf: str) -> str:
+    match = re.search(r"\['([^']+)'\]$", leaf)
+    return match.group(1) if match else leaf
+
+
+def _close(a: np.ndarray, b: np.ndarray, tol: Tolerance) -> bool:
+    return a.shape == b.shape and bool(np.all(np.isfinite(a)) and np.all(
+        np.abs(a - b) <= tol.atol + tol.rtol * np.abs(b)))
+
+
+def explain_slips(slips: tuple[Slip, ...], run: Callable[[Slip], Any], got: Any, want: Any,
+                  failing: list[str], tol: Tolerance, name: str,
+                  names: tuple[str, ...] | None) -> list[Diagnosis]:
+    """The slip that reproduces the student's values on this case (see the module docstring):
+    ``run(slip)`` is the check's result with the slipped reference (None: it failed)."""
+    if not slips or not failing:
+        return []
+    leaves_want = float_leaves(want, name, names)
+    leaves_got = float_leaves(got, name, names, {k: v.shape for k, v in leaves_want.items()})
+    if any(leaf not in leaves_got or leaf not in leaves_want
+           or not informative(leaves_want[leaf], tol.atol) for leaf in failing):
+        return []
+    for slip in slips:
+        result = run(slip)
+        if result is None:
+            continue  # the slip fails on these inputs: it explains nothing
+        theirs = float_leaves(result, name, names)
+        if not all(leaf in theirs and _close(leaves_got[leaf], theirs[leaf], tol)
+                   and informative(theirs[leaf], tol.atol)
+                   and not _close(theirs[leaf], leaves_want[leaf], tol) for leaf in failing):
+            continue
+        if (slip.state or slip.early) and not all(k in theirs and _close(g, theirs[k], tol)
+                                  for k, g in leaves_got.items()):
+            continue  # a state not carried changes what it changes: all of it must agree
+        return [_diagnosis(slip, [_short(leaf) for leaf in failing])]
+    return []
+
+
+def _listed(items: list[str]) -> str:
+    quoted = [f"`{i}`" for i in items]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def _diagnosis(slip: Slip, wrong: list[str]) -> Diagnosis:
+    if slip.state:
+        carried = (f", while {_listed(list(slip.carried))} "
+                   f"{'is' if len(slip.carried) == 1 else 'are'} carried" if slip.carried else "")
+        gradient = slip.state.startswith("d")
+        what = "passed back from one step to the one before" if gradient else \
+            "carried from one step to the next"
+        return Diagnosis(
+            NOT_CARRIED, f"in `{slip.function}`, the state the course's solution calls "
+            f"`{slip.state}` is not {what}: every step starts it again from `{slip.initial}`"
+            f"{carried}", slip.function,
+            hint=f"Each step must receive the `{slip.state}` the previous step produced. Check "
+            "what your loop passes to each step and whether it keeps what the step returns "
+            "(a fresh array built inside the loop, or a result assigned to another name).",
+            evidence=f"your {_listed(wrong)} equal{'s' if len(wrong) == 1 else ''} the course's "
+            f"solution's with `{slip.state}` reset to `{slip.initial}` at every step",
+            source=STRUCTURAL)
+    if slip.early:
+        states = _listed(list(slip.early))
+        return Diagnosis(
+            LAST_STEP_EARLY, f"`{slip.function}` returns the final {states} as they were before "
+            "the last step", slip.function,
+            hint="The state to return is the one the last step produced: check what you keep "
+            "after the loop (a copy taken at the start of each step, or an index such as "
+            "[-2]).",
+            evidence=f"your results equal the course's solution's with {states} returned as "
+            "they were when the last step began", source=STRUCTURAL)
+    verb = "is" if len(wrong) == 1 else "are"
+    return Diagnosis(
+        NOT_ACCUMULATED, f"in `{slip.function}`, {_listed(wrong)} {verb} not summed over the "
+        "time steps: each step's contribution replaces the total, so only the step processed "
+        "last remains", slip.function,
+        hint="The weights are shared by every time step, so their gradient is the sum of every "
+        "step's contribution: add each step's gradient to the total (+=) rather than assigning "
+        "it (=).",
+        evidence=f"your {_listed(wrong)} equal{'s' if len(wrong) == 1 else ''} the contribution "
+        "of the last step processed alone", source=STRUCTURAL)

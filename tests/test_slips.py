@@ -1,0 +1,104 @@
+"""In-place writes and sequence slips are named from the call and from the reference rewritten,
+only where they reproduce what the student's code did; the end-to-end cases are the corpus
+variants of that kind (tests/data/corpus/variants.py)."""
+
+import numpy as np
+import pytest
+
+from rnngrade.diagnosis.aliasing import MODIFIES, WRITES_RESULT, in_place_diagnosis
+from rnngrade.diagnosis.mutants import strip_markers
+from rnngrade.diagnosis.slips import NOT_ACCUMULATED, NOT_CARRIED, explain_slips, slips_of
+from rnngrade.diagnosis.structural import LAST_STEP_EARLY
+from rnngrade.grading.engine import grade
+from rnngrade.grading.lab_assets import load_lab_assets
+from rnngrade.harness.checks.tolerance import Tolerance
+from rnngrade.labs import get_lab
+
+from .data.corpus.variants import VARIANTS
+
+TOL = Tolerance(1e-10, 1e-8, "float64")
+NEW = (WRITES_RESULT, NOT_CARRIED, NOT_ACCUMULATED, LAST_STEP_EARLY)
+
+
+def test_the_slips_of_a_time_loop_are_read_off_the_reference():
+    reference = load_lab_assets("lab3").reference
+    forward = slips_of(reference, "lstm_forward")
+    assert [(s.state, s.initial, s.carried) for s in forward] == [
+        ("c_next", "np.zeros_like(a0)", ("a_next",))]  # a_next starts from a0: "fed a0"
+    backward = slips_of(reference, "lstm_backward")
+    assert [s.state for s in backward if s.state] == ["da_prevt", "dc_prevt"]
+    assert [s.totals for s in backward if s.totals] == [("totals",)]
+    assert [s.early for s in slips_of(reference, "lstm_layer")] == [("h", "c")]
+    assert slips_of(reference, "lstm_cell_forward") == ()  # no loop: nothing to rewrite
+    assert slips_of(reference, "no_such_function") == ()
+
+
+def _sequence(c_carried: bool) -> tuple:
+    """lstm_forward's (a, y, c) on fixed inputs, with the cell state carried or reset."""
+    reference = load_lab_assets("lab3").reference
+    rng = np.random.default_rng(0)
+    x, a0 = rng.standard_normal((3, 4, 5)), rng.standard_normal((2, 4))
+    p = {k: rng.standard_normal((2, 5)) / 2 for k in ("Wf", "Wi", "Wc", "Wo")}
+    p.update({k: rng.standard_normal((2, 1)) for k in ("bf", "bi", "bc", "bo")})
+    p.update(Wy=rng.standard_normal((3, 2)), by=rng.standard_normal((3, 1)))
+    module = reference if c_carried else slips_of(reference, "lstm_forward")[0].module
+    return module.lstm_forward(x, a0, p)[:3]
+
+
+def test_a_state_not_carried_is_named_only_when_it_gives_the_students_values():
+    slips = slips_of(load_lab_assets("lab3").reference, "lstm_forward")
+    want, got = _sequence(True), _sequence(False)
+    failing = ["lstm_forward[0]", "lstm_forward[1]", "lstm_forward[2]"]
+
+    def run(slip):
+        return got  # the slipped reference's result on these inputs
+
+    [found] = explain_slips(slips, run, got, want, failing, TOL, "lstm_forward", None)
+    assert found.name == NOT_CARRIED and "`c_next`" in found.text and "`a_next`" in found.text
+    other = tuple(np.array(g) for g in got)
+    other[1][0, 0, -1] += 1.0  # one entry the slip does not reproduce: no name
+    assert explain_slips(slips, run, other, want, failing, TOL, "lstm_forward", None) == []
+    # the slip changes every output: a student whose `a` is right did something else
+    mixed = (want[0], got[1], got[2])
+    assert explain_slips(slips, run, mixed, want, failing[1:], TOL, "lstm_forward", None) == []
+    # a slip that coincides with the correct result is no evidence
+    assert explain_slips(slips, lambda s: want, got, want, failing, TOL, "lstm_forward",
+                         None) == []
+
+
+def test_an_in_place_write_names_the_returned_entry_and_the_parameter():
+    c_prev, other = np.arange(6.0).reshape(2, 3), np.ones((2, 3))
+    after = c_prev * 2
+    found = in_place_diagnosis("cell", "argument 2", ("a_prev", "c_prev"), (other, c_prev),
+                               (other, after), (other, after), ("a_next", "c_next"))
+    assert found is not None and found.name == WRITES_RESULT
+    assert "writes `c_next` into the array passed as `c_prev`" in found.text
+    assert "same array" in found.text
+    copy = after.copy()  # equal values only (no identity): still the returned entry
+    found = in_place_diagnosis("cell", "argument 2", ("a_prev", "c_prev"), (other, c_prev),
+                               (other, copy), (other, after), ("a_next", "c_next"))
+    assert found is not None and found.name == WRITES_RESULT and "same array" not in found.text
+    # a change that is none of the returned values: only the change is named
+    found = in_place_diagnosis("cell", "argument 3['W']", ("x", "y", "p"),
+                               (0, 0, {"W": c_prev}), (0, 0, {"W": c_prev + 1}), other, None)
+    assert found is not None and found.name == MODIFIES and "`p['W']`" in found.text
+
+
+@pytest.mark.parametrize("variant", [v for v in VARIANTS
+                                     if set(v.verdicts.values()) & set(NEW)],
+                         ids=lambda v: v.name)
+def test_the_variant_is_named_exactly_and_nothing_else_loses_points(tmp_path, variant):
+    lab = get_lab(variant.lab)
+    source = strip_markers(lab.solution_path().read_text())
+    for old, new in variant.edits:
+        source = source.replace(old, new)
+    (tmp_path / lab.filename).write_text(source)
+    result = grade(tmp_path, variant.lab, device="cpu", inprocess=True)
+    [(function, mistake)] = variant.verdicts.items()
+    failing = [t for t in result.tests if t.score < t.max_score]
+    assert failing and all(t.name.startswith(f"test_{function}_") for t in failing), [
+        t.name for t in failing]
+    headlines = [t.diagnosis[0].name for t in failing if t.diagnosis]
+    assert mistake in headlines, headlines
+    accepted = {mistake, *variant.accepted.get(function, ())}
+    assert set(headlines) <= accepted, headlines
