@@ -100,7 +100,7 @@ def _rows(module: Any, function: str, spec: tuple, labels: list[str], want: list
                 continue
             outputs = [result[label] for label in labels]
             changed = [i for i, (g, w) in enumerate(zip(outputs, want)) if not _close(g, w)]
-            if not changed or any(outputs[i].shape != want[i].shape for i in changed):
+            if not changed or any(outputs[i].size != want[i].size for i in changed):
                 continue
             values = [outputs[i] for i in changed]
             key = _key(changed, values)
@@ -176,8 +176,9 @@ def _close(got: np.ndarray, want: np.ndarray) -> bool:
 
 
 def _key(changed: list[int], values: list[np.ndarray]) -> bytes:
-    """Edits whose changed outputs agree to well within the grid share a key."""
+    """Edits whose changed outputs agree (in shape, and in value to well within the grid) share
+    a key."""
     parts = [repr(changed).encode()]
-    for value in values:
-        parts.append((np.round(value, 6) + 0.0).tobytes())
+    for value in values:  # in its shape: a transposed or squeezed output is another one
+        parts.append(repr(value.shape).encode() + (np.round(value, 6) + 0.0).tobytes())
     return b"|".join(parts)

@@ -44,6 +44,13 @@ SLIPS = [
     Slip("dot_without_sigmoid_derivative", "lab3", "lstm_cell_backward",
          "dot = da_next * tanh_c * ot * (1 - ot)", "dot = da_next * tanh_c",
          "output_gate_derivative_missing", known=True),
+    Slip("dWf_transposed", "lab3", "lstm_cell_backward",
+         '"dWf": dft @ concat.T,', '"dWf": concat @ dft.T,',
+         "`dWf` is transposed: its rows and columns are swapped"),
+    Slip("dbf_without_keepdims", "lab3", "lstm_cell_backward",
+         '"dbf": np.sum(dft, axis=1, keepdims=True),', '"dbf": np.sum(dft, axis=1),',
+         "`dbf` uses `np.sum(dft, axis=1)` where the formula has "
+         "`np.sum(dft, axis=1, keepdims=True)`"),
     Slip("dz_one_minus_a_next", "lab2", "rnn_cell_backward",
          "dz = (1 - a_next ** 2) * da_next", "dz = (1 - a_next) * da_next",
          "`dz` uses `1 - a_next` where the formula has `1 - a_next ** 2` (the derivative of "

@@ -5,7 +5,8 @@ that reproduces it (``rnngrade.diagnosis.edits``). That needs the reference's co
 shipped. Instead, ``rnngrade generate`` runs every such edit on the public inputs and stores, per
 public case, one row per edit (``<case>::(edits)`` in ``labN_mistakes.npz``):
 
-- which outputs the edit changes (``leaves``: indices into the case's outputs, flattened);
+- which outputs the edit changes (``leaves``: indices into the case's outputs, flattened), each
+  of the expected size (a transposed or squeezed one in its own shape, which the digest holds);
 - a digest of those outputs quantised on a grid of step ``q`` (``scales``, per leaf: a power of
   two about 8 tolerances wide, so a slip computed in another order lands in the same cell), with
   one bit per element (``halves``) that shifts its grid by half a step so the stored value sits
@@ -162,8 +163,8 @@ def opened(case: str, row: EditRow, mine: dict[int, np.ndarray],
     for leaf, scale in zip(row.leaves, row.scales):
         expected = want[leaf] if leaf < len(want) else None
         value = mine.get(leaf)
-        if expected is None or value is None or value.shape != expected.shape \
-                or value.dtype.kind not in "fiu":
+        if expected is None or value is None or value.size != expected.size \
+                or value.dtype.kind not in "fiu":  # a shape of the same size: the digest tells
             return None
         cell = quantised(value, scale, row.shifted[offset:offset + value.size])
         if cell is None:

@@ -110,8 +110,12 @@ def _edit_lines(prints: PublicVectors, vectors: PublicVectors, case_name: str,
         return []
     want = _leaves(vectors.case(case_name).outputs, "", None)
     failing_leaves = {positions[i] for i in failing}
-    by_leaf = {positions[i]: value.astype(np.float64) for i, value in enumerate(mine)
-               if value is not None and value.dtype.kind in "fiu"}
+    by_leaf: dict[int, np.ndarray] = {}
+    for i in failing:  # only what the edits can change, of the expected size
+        value, expected = mine[i], want[positions[i]] if positions[i] < len(want) else None
+        if value is not None and expected is not None and value.dtype.kind in "fiu" \
+                and value.size == expected.size:
+            by_leaf[positions[i]] = value.astype(np.float64)
     texts = {text for row in edit_prints.rows(prints.case(entry).outputs, want)
              if set(row.leaves) == failing_leaves
              and (text := edit_prints.opened(case_name, row, by_leaf, want)) is not None}
