@@ -191,3 +191,24 @@ def test_a_changed_edit_table_is_stale(course_copy):
     path.write_bytes(dump_vectors({n: {k: v for k, v in case.items() if k != "name"}
                                    for n, case in stored.items()}))
     assert any(path.name in p for p in stale_files(lab, course_copy))
+
+
+def test_the_graders_edit_corpus_is_named_alike_in_the_public_tests(capsys):
+    """tests/test_edits.py's one-bug variants of the cell backward passes (the grader names each
+    by its edit): the public check of the cell names each with the same sentence, none
+    otherwise."""
+    from .test_edits import CORPUS
+
+    named, misleading = 0, []
+    for lab_name, old, new, sentence in CORPUS:
+        source = strip_markers(get_lab(lab_name).solution_path().read_text())
+        module = load_source_as_module(source.replace(old, new), "_corpus_variant")
+        lines = public_lines(lab_name, CELL_CASE,
+                             public_case_outputs(lab_name, CELL_CASE, module))
+        named += lines == [f"{sentence} {EDIT_LINE}, on this test's inputs)"]
+        misleading += [(new, line) for line in lines if not line.startswith(sentence)]
+    with capsys.disabled():
+        print(f"\npublic tests: {named} of {len(CORPUS)} edit variants named exactly, "
+              f"{len(misleading)} misleading")
+    assert not misleading, misleading
+    assert named >= 0.8 * len(CORPUS)
