@@ -725,3 +725,29 @@ def edit_diagnosis(function: str, check: str, flow: Flow, node: str, shown: str,
     text = sentence(found.edit, shown, names, pool)
     return Diagnosis(f"edit:{function}:{node}:{found.edit.key}", text, function,
                      evidence=EVIDENCE.format(node=shown, check=check), source=EDIT)
+
+
+# ------------------------------------------------------------------ for the public tests
+
+def tried_edits(formula: ast.expr, pool: Quantities, correct: np.ndarray, atol: float,
+                rtol: float, limit: int = MAX_CANDIDATES) -> Iterator[tuple[Edit, np.ndarray]]:
+    """Each edit ``explaining_edit`` would try for this node, with its value: the same
+    candidates, de-duplicated and limited alike, less those it could never name (no value, or
+    a value equal to the correct one). Nothing when the formula is not what the reference
+    computed. ``rnngrade generate`` runs them on the public inputs (``authoring/edit_tables``)."""
+    original = _value(formula, pool.values)
+    if original is None or not same(original, correct, 1e-9, 1e-7):
+        return
+    seen: set[str] = {ast.unparse(formula)}
+    tried = 0
+    for edit in candidates(formula, pool, correct.shape):
+        key = edit.key
+        if key in seen:
+            continue
+        seen.add(key)
+        tried += 1
+        if tried > limit:
+            return
+        value = _value(edit.formula, pool.values)
+        if value is not None and not same(value, correct, atol, rtol):
+            yield edit, value

@@ -5,6 +5,10 @@ the outputs that each known mistake produces on that case's inputs. When a publi
 the student's result is compared with them; a match names the mistake. Failing that, the pattern
 of right and wrong time steps can still locate it ("right for the first step, wrong from the
 second on"). Every line states its evidence.
+
+When no known mistake matches, the case's table of edits (``edit_prints``) may: a slip in a formula
+that the grader names by one small edit of the reference's formula gets the same sentence here,
+read from a sealed row that opens only for outputs equal to that edit's.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from rnngrade.harness.checks import edit_prints
 from rnngrade.harness.checks.compare import compare, to_numpy
 from rnngrade.harness.checks.structure import flatten
 from rnngrade.harness.checks.tolerance import Tolerance
@@ -77,7 +82,7 @@ def known_mistakes(got: Any, want: Any, tol: Tolerance, name: str,
                if label not in mine or not compare(mine[label], w, tol, label).ok]
     lines = []
     for entry in prints.names():
-        if not entry.startswith(f"{case_name}::"):
+        if not entry.startswith(f"{case_name}::") or entry.endswith(f"::{edit_prints.EDITS}"):
             continue
         mistake = prints.case(entry).outputs
         theirs = [v for _, v in flatten(mistake["value"], name, None)]
@@ -87,7 +92,37 @@ def known_mistakes(got: Any, want: Any, tol: Tolerance, name: str,
                 for i, label in failing)):
             lines.append(f"{mistake['text']} (your result equals that mistake's on this "
                          f"test's inputs)\nhint: {mistake['hint']}")
+    if not lines and failing:
+        lines = _edit_lines(prints, vectors, case_name, positions, [i for i, _ in failing],
+                            [to_numpy(mine.get(label)) for label, _ in wanted])
     return lines
+
+
+def _edit_lines(prints: PublicVectors, vectors: PublicVectors, case_name: str,
+                positions: list[int], failing: list[int], mine: list[np.ndarray | None]
+                ) -> list[str]:
+    """The sentence of the one stored edit of this case whose outputs are the student's on
+    exactly the failing outputs (``failing``: indices into ``mine``, the student's leaves in
+    the order of the expected result; ``positions``: where each is in the case's outputs);
+    [] when none, or when rows of different sentences match."""
+    entry = f"{case_name}::{edit_prints.EDITS}"
+    if entry not in prints.names():
+        return []
+    want = _leaves(vectors.case(case_name).outputs, "", None)
+    failing_leaves = {positions[i] for i in failing}
+    by_leaf: dict[int, np.ndarray] = {}
+    for i in failing:  # only what the edits can change, of the expected size
+        value, expected = mine[i], want[positions[i]] if positions[i] < len(want) else None
+        if value is not None and expected is not None and value.dtype.kind in "fiu" \
+                and value.size == expected.size:
+            by_leaf[positions[i]] = value.astype(np.float64)
+    texts = {text for row in edit_prints.rows(prints.case(entry).outputs, want)
+             if set(row.leaves) == failing_leaves
+             and (text := edit_prints.opened(case_name, row, by_leaf, want)) is not None}
+    if len(texts) != 1:
+        return []
+    return [f"{texts.pop()} (your result equals the course's formula with this one change, on "
+            "this test's inputs)"]
 
 
 def _equal_throughout(mine: list[tuple[str, Any]], theirs: list[Any], tol: Tolerance) -> bool:

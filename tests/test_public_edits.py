@@ -1,0 +1,214 @@
+"""The public tests name a formula slip as the grader does, from sealed edit tables that ship no
+formula: the same sentence for the same slip, none for the reference or a known mistake."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rnngrade.authoring.generate import stale_files
+from rnngrade.diagnosis.mutants import load_mutant_table, load_source_as_module, strip_markers
+from rnngrade.grading.engine import grade
+from rnngrade.harness.checks import edit_prints
+from rnngrade.harness.checks.mistakes import explain, fingerprints_path, known_mistakes
+from rnngrade.harness.checks.tolerance import tolerance_for
+from rnngrade.harness.checks.vectors import PublicVectors, dump_vectors
+from rnngrade.labs import available_labs, get_lab
+from rnngrade.results.model import DiagnosisSource
+
+from .data.slips.cell_backward import SLIPS, Slip
+
+EDIT_LINE = "(your result equals the course's formula with this one change"
+CELL_CASE = "cell_backward_small"  # the float64 case of each cell backward (float32: no table)
+
+
+def slipped_source(slip: Slip, root: Path | None = None) -> str:
+    lab = get_lab(slip.lab)
+    source = strip_markers(lab.solution_path(root).read_text())
+    assert source.count(slip.old) == 1, slip.name
+    return source.replace(slip.old, slip.new)
+
+
+def public_case_outputs(lab_name: str, case_name: str, module: Any) -> Any:
+    """A public case's chain (``f_of_forward``) run on ``module``, as the public test runs it."""
+    path = get_lab(lab_name).solution_path().parent / "public_cases.py"
+    spec = importlib.util.spec_from_file_location(f"_cases_{lab_name}", path)
+    assert spec is not None and spec.loader is not None
+    cases = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cases)
+    function = cases.CASES[case_name][0]
+    case = PublicVectors(get_lab(lab_name).public_fixture_path()).case(case_name)
+    return function(module, *copy.deepcopy(case.args))
+
+
+def public_lines(lab_name: str, case_name: str, got: Any) -> list[str]:
+    path = get_lab(lab_name).public_fixture_path()
+    case = PublicVectors(path).case(case_name)
+    return explain(got, case.outputs, tolerance_for(*case.args), "f", None, path)
+
+
+@pytest.mark.parametrize("slip", [s for s in SLIPS if not s.known], ids=lambda s: s.name)
+def test_a_formula_slip_gets_the_graders_sentence(slip):
+    module = load_source_as_module(slipped_source(slip), f"_slip_{slip.name}")
+    lines = public_lines(slip.lab, CELL_CASE, public_case_outputs(slip.lab, CELL_CASE, module))
+    assert lines == [f"{slip.named} {EDIT_LINE}, on this test's inputs)"], lines
+
+
+def test_a_known_mistake_keeps_its_own_line():
+    """A slip a mutant describes is named by the mutant (with its hint), as in the grader."""
+    slip = next(s for s in SLIPS if s.known)
+    mistake = next(m for m in load_mutant_table(get_lab(slip.lab).suite_dir() / "mutants.py")
+                   .mutants if m.name == slip.named)
+    module = load_source_as_module(slipped_source(slip), f"_slip_{slip.name}")
+    lines = public_lines(slip.lab, CELL_CASE, public_case_outputs(slip.lab, CELL_CASE, module))
+    assert len(lines) == 1 and lines[0].startswith(mistake.description), lines
+
+
+def test_a_slip_and_a_near_miss():
+    """The row opens only for the edit's own outputs: 1e-3 off on one entry of one changed
+    output (far above the grid's q / 4, about 1e-7 here) names nothing."""
+    slip = SLIPS[0]
+    module = load_source_as_module(slipped_source(slip), f"_slip_{slip.name}")
+    got = public_case_outputs(slip.lab, CELL_CASE, module)
+    got["dWf"] = got["dWf"].copy()
+    got["dWf"][0, 0] += 1e-3
+    assert public_lines(slip.lab, CELL_CASE, got) == []
+    got["dWf"][0, 0] -= 1e-3  # back within rounding: named again
+    assert public_lines(slip.lab, CELL_CASE, got)
+
+
+def edit_tables(lab_name: str) -> list[str]:
+    path = fingerprints_path(get_lab(lab_name).public_fixture_path())
+    return [n for n in PublicVectors(path).names() if n.endswith(f"::{edit_prints.EDITS}")]
+
+
+# lab3's fingerprints take about two minutes to replay (a second per call): with the slow tests.
+@pytest.mark.parametrize("lab", [
+    pytest.param(lab, marks=pytest.mark.slow) if lab.name == "lab3" else lab
+    for lab in available_labs() if edit_tables(lab.name)], ids=lambda lab: lab.name)
+def test_no_known_mistake_and_not_the_reference_gets_an_edit_sentence(lab):
+    """Every mutant's outputs on every public case with a table: the public tests show its own
+    line, never an edit's; the reference's outputs: nothing."""
+    path = lab.public_fixture_path()
+    vectors, prints = PublicVectors(path), PublicVectors(fingerprints_path(path))
+    tables = {n.split("::")[0] for n in edit_tables(lab.name)}
+    checked = 0
+    for entry in prints.names():
+        case_name, mistake = entry.split("::")
+        if case_name not in tables or mistake == edit_prints.EDITS:
+            continue
+        case = vectors.case(case_name)
+        tol = tolerance_for(*case.args)
+        lines = explain(prints.case(entry).outputs["value"], case.outputs, tol, "f", None, path)
+        assert not any(EDIT_LINE in line for line in lines), (entry, lines)
+        assert known_mistakes(case.outputs, case.outputs, tol, "f", None, path) == []
+        checked += 1
+    assert checked
+
+
+def test_the_tables_hold_no_sentence_and_no_formula():
+    """The sentences are sealed: neither a sentence nor the reference's formula it quotes is in
+    the shipped file, in any entry, compressed or not."""
+    path = fingerprints_path(get_lab("lab3").public_fixture_path())
+    with zipfile.ZipFile(path) as archive:
+        raw = b"".join(archive.read(name) for name in archive.namelist())
+    for slip in SLIPS:
+        if slip.lab == "lab3" and not slip.known:  # a known mistake's line ships as it is
+            for secret in (slip.named, slip.old, slip.old.split(" = ", 1)[-1]):
+                assert secret.encode() not in raw, secret
+    for formula in ("ft * (1 - ft)", "1 - cct ** 2", "1 - cct"):
+        assert formula.encode() not in raw
+
+
+def test_a_sealed_row_opens_only_with_its_values():
+    values = [np.array([[0.25, -1.5], [3.0, 1e-3]])]
+    want = [np.zeros((2, 2))]
+    table = edit_prints.pack("case", [([0], values, "a sentence")], want, 1e-10, 1e-8)
+    assert table is not None
+    row = edit_prints.rows(table, want)[0]
+    assert edit_prints.opened("case", row, {0: values[0] + 1e-12}, want) == "a sentence"
+    assert edit_prints.opened("other case", row, {0: values[0]}, want) is None
+    assert edit_prints.opened("case", row, {0: values[0] * (1 + 1e-6)}, want) is None
+    assert edit_prints.opened("case", row, {0: values[0].T}, want) is None
+    assert b"sentence" not in table["sealed"].tobytes()
+
+
+def test_pytest_on_lab3_names_the_slip_in_lstm_cell_backward(course_copy):
+    slip = next(s for s in SLIPS if s.name == "dcct_sigmoid_derivative")
+    lab = get_lab(slip.lab)
+    lab.stub_path(course_copy).write_text(slipped_source(slip, course_copy))
+    output = subprocess.run(
+        [sys.executable, "-m", "pytest", "assignments/lab3", "-q", "-p", "no:randomly",
+         "-k", "lstm_cell_backward_values"],
+        cwd=course_copy, capture_output=True, text=True, timeout=300).stdout
+    assert f"this looks like: {slip.named} {EDIT_LINE}" in output, output[-3000:]
+
+
+def test_pytest_on_lab2_names_the_slip_in_rnn_cell_backward(course_copy):
+    slip = next(s for s in SLIPS if s.name == "dz_one_minus_a_next")
+    lab = get_lab(slip.lab)
+    lab.stub_path(course_copy).write_text(slipped_source(slip, course_copy))
+    output = subprocess.run(
+        [sys.executable, "-m", "pytest", "assignments/lab2", "-q", "-p", "no:randomly",
+         "-k", "rnn_cell_backward"],
+        cwd=course_copy, capture_output=True, text=True, timeout=300).stdout
+    assert f"this looks like: {slip.named} {EDIT_LINE}" in output, output[-3000:]
+    assert not re.search(r"this looks like: `d\w+` (?!uses `1 - a_next`)", output)
+
+
+# the grader takes 2 to 20 s per slip: with the slow tests.
+@pytest.mark.slow
+@pytest.mark.parametrize("slip", SLIPS, ids=lambda s: s.name)
+def test_the_grader_gives_the_same_sentence(slip, tmp_path):
+    lab = get_lab(slip.lab)
+    (tmp_path / lab.filename).write_text(slipped_source(slip))
+    result = grade(tmp_path, slip.lab, inprocess=True, device="cpu")
+    found = {(d.source, d.text if d.source == DiagnosisSource.EDIT.value else d.name)
+             for test in result.tests for d in test.diagnosis}
+    source = DiagnosisSource.KNOWN_MISTAKE if slip.known else DiagnosisSource.EDIT
+    assert (source.value, slip.named) in found, found
+
+
+def test_a_changed_edit_table_is_stale(course_copy):
+    """A table whose rows no longer match what the reference gives (here: a tenth of its
+    digests changed) is stale; the same table as generated is not."""
+    lab = get_lab("lab2")
+    path = fingerprints_path(lab.public_fixture_path(course_copy))
+    prints = PublicVectors(path)
+    stored = {n: prints.case(n).__dict__ for n in prints.names()}
+    assert not stale_files(lab, course_copy)
+    table = stored[f"{CELL_CASE}::{edit_prints.EDITS}"]["outputs"]
+    table["digests"][::10] ^= 1
+    path.write_bytes(dump_vectors({n: {k: v for k, v in case.items() if k != "name"}
+                                   for n, case in stored.items()}))
+    assert any(path.name in p for p in stale_files(lab, course_copy))
+
+
+def test_the_graders_edit_corpus_is_named_alike_in_the_public_tests(capsys):
+    """tests/test_edits.py's one-bug variants of the cell backward passes (the grader names each
+    by its edit): the public check of the cell names each with the same sentence, none
+    otherwise."""
+    from .test_edits import CORPUS
+
+    named, misleading = 0, []
+    for lab_name, old, new, sentence in CORPUS:
+        source = strip_markers(get_lab(lab_name).solution_path().read_text())
+        module = load_source_as_module(source.replace(old, new), "_corpus_variant")
+        lines = public_lines(lab_name, CELL_CASE,
+                             public_case_outputs(lab_name, CELL_CASE, module))
+        named += lines == [f"{sentence} {EDIT_LINE}, on this test's inputs)"]
+        misleading += [(new, line) for line in lines if not line.startswith(sentence)]
+    with capsys.disabled():
+        print(f"\npublic tests: {named} of {len(CORPUS)} edit variants named exactly, "
+              f"{len(misleading)} misleading")
+    assert not misleading, misleading
+    assert named >= 0.8 * len(CORPUS)
