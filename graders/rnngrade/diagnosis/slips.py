@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import ast
 import copy
-import functools
 import re
 import types
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -63,11 +63,18 @@ class Slip:
 
 def slips_of(reference: types.ModuleType, function: str) -> tuple[Slip, ...]:
     """The slips of ``reference``'s ``function``: of each loop in its body that carries a
-    state or adds to a sum (none when it has no such loop)."""
-    return _slips(reference, function)
+    state or adds to a sum (none when it has no such loop). Kept with the reference module
+    they were built from (a lab's assets hold it; new assets, new module, built anew)."""
+    built = _BUILT.setdefault(reference, {})
+    if function not in built:
+        built[function] = _slips(reference, function)
+    return built[function]
 
 
-@functools.lru_cache(maxsize=64)
+_BUILT: weakref.WeakKeyDictionary[types.ModuleType, dict[str, tuple[Slip, ...]]] = \
+    weakref.WeakKeyDictionary()
+
+
 def _slips(reference: types.ModuleType, function: str) -> tuple[Slip, ...]:
     source = reference.__dict__.get(SOURCE)
     if not isinstance(source, str):
