@@ -34,7 +34,7 @@ def make_batch(lab_name: str, count: int, folder: Path) -> list[str]:
     reference = (samples / "reference" / lab.filename).read_text(encoding="utf-8")
     sources = {"reference": reference,
                "stub": (samples / "stub" / lab.filename).read_text(encoding="utf-8")}
-    for mutant in load_mutant_table(lab.suite_dir() / "mutants.py").mutants:
+    for mutant in load_mutant_table(lab.mutants_path()).mutants:
         sources[f"mistake-{mutant.name}"] = mutant.apply(reference)
     copy = 0
     while len(sources) < count:

@@ -46,7 +46,7 @@ def sources(lab: Lab, hostile: bool = False, skip: frozenset[str] = frozenset()
     reference = strip_markers(lab.solution_path().read_text(encoding="utf-8"))
     raw_reference = lab.solution_path().read_text(encoding="utf-8")
     out = [("correct", reference), ("correct", reference)]
-    mutants_file = lab.suite_dir() / "mutants.py"
+    mutants_file = lab.mutants_path()
     if mutants_file.exists():
         out += [(f"mutant:{m.name}", m.apply(raw_reference))
                 for m in load_mutant_table(mutants_file).mutants]

@@ -8,7 +8,7 @@ from rnngrade.labs import get_lab
 from rnngrade.results.render import render_feedback_md
 
 LAB1 = get_lab("lab1")
-MUTANTS = load_mutant_table(LAB1.suite_dir() / "mutants.py").mutants
+MUTANTS = load_mutant_table(LAB1.mutants_path()).mutants
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)

@@ -133,7 +133,7 @@ def _module(lab: str, mutant: Mutant | None) -> types.ModuleType:
 
 
 def _mutants(lab: str) -> list[Mutant]:
-    return load_mutant_table(get_lab(lab).suite_dir() / "mutants.py").mutants + VARIANTS[lab]
+    return load_mutant_table(get_lab(lab).mutants_path()).mutants + VARIANTS[lab]
 
 
 def _verdicts(lab: str, mutant: Mutant | None) -> list[tuple[str, bool, bool]]:

@@ -81,7 +81,7 @@ def test_the_reference_stub_and_each_mutant_grade_as_the_recipe_says(course, tmp
     reference = lab.solution_path().read_text(encoding="utf-8")
     assert_full_marks(_graded(tmp_path / "reference", reference))
     assert_stub_verdict(_graded(tmp_path / "stub", lab.stub_path().read_text(encoding="utf-8")))
-    mutants = load_mutant_table(lab.suite_dir() / "mutants.py").mutants
+    mutants = load_mutant_table(lab.mutants_path()).mutants
     assert len(mutants) == 2
     for mutant in mutants:
         result = _graded(tmp_path / mutant.name, mutant.apply(reference))

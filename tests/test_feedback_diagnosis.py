@@ -53,7 +53,7 @@ def test_one_section_per_mistake_with_its_evidence_once():
 def test_the_page_for_one_softmax_mistake_fits_on_one_screen(tmp_path):
     """It was 228 lines with "Likely mistake" ten times."""
     lab = get_lab("lab1")
-    mutant = next(m for m in load_mutant_table(lab.suite_dir() / "mutants.py").mutants
+    mutant = next(m for m in load_mutant_table(lab.mutants_path()).mutants
                   if m.name == "softmax_wrong_axis")
     (tmp_path / "rnn.py").write_text(mutant.apply(lab.solution_path().read_text()))
     page = render_feedback_md(grade(tmp_path, "lab1", inprocess=True, device="cpu"))

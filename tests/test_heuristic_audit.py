@@ -13,7 +13,7 @@ from rnngrade.grading import plugin as grading_plugin
 from rnngrade.grading.engine import grade
 from rnngrade.labs import available_labs
 
-LABS = [lab for lab in available_labs() if (lab.suite_dir() / "mutants.py").exists()]
+LABS = [lab for lab in available_labs() if (lab.mutants_path()).exists()]
 
 
 @pytest.mark.slow
@@ -24,7 +24,7 @@ def test_what_fires_without_known_mistakes_agrees_with_the_mistake(lab, tmp_path
                         lambda item: dataclasses.replace(assets(item), mutants=()))
     source = lab.solution_path().read_text()
     wrong = []
-    for mutant in load_mutant_table(lab.suite_dir() / "mutants.py").mutants:
+    for mutant in load_mutant_table(lab.mutants_path()).mutants:
         folder = tmp_path / mutant.name
         folder.mkdir()
         (folder / lab.filename).write_text(mutant.apply(source))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rnngrade.errors import GraderError
-from rnngrade.labs import LABS, LabConfigError, get_lab, load_lab
+from rnngrade.labs import LABS, LabConfigError, available_labs, get_lab, load_lab
 from rnngrade.limits import Limits
 from rnngrade.paths import course_root
 
@@ -141,3 +141,11 @@ def test_an_edited_lab_yaml_is_read_again(toy: Path):
     path.write_text(TOY_LAB.replace("budget_seconds: 30", "budget_seconds: 45"))
     time.sleep(RECHECK_SECONDS + 0.1)
     assert get_lab(TOY).budget_seconds == 45.0
+
+
+def test_a_lab_knows_where_each_of_its_files_is():
+    for lab in available_labs():
+        assert lab.rubric_path().is_file(), lab.name
+        assert lab.mutants_path().is_file(), lab.name
+        assert lab.public_cases_path().is_file(), lab.name
+        assert lab.helpers_path().parent == lab.suite_dir(), lab.name

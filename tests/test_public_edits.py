@@ -40,7 +40,7 @@ def slipped_source(slip: Slip, root: Path | None = None) -> str:
 
 def public_case_outputs(lab_name: str, case_name: str, module: Any) -> Any:
     """A public case's chain (``f_of_forward``) run on ``module``, as the public test runs it."""
-    path = get_lab(lab_name).solution_path().parent / "public_cases.py"
+    path = get_lab(lab_name).public_cases_path()
     spec = importlib.util.spec_from_file_location(f"_cases_{lab_name}", path)
     assert spec is not None and spec.loader is not None
     cases = importlib.util.module_from_spec(spec)
@@ -66,7 +66,7 @@ def test_a_formula_slip_gets_the_graders_sentence(slip):
 def test_a_known_mistake_keeps_its_own_line():
     """A slip a mutant describes is named by the mutant (with its hint), as in the grader."""
     slip = next(s for s in SLIPS if s.known)
-    mistake = next(m for m in load_mutant_table(get_lab(slip.lab).suite_dir() / "mutants.py")
+    mistake = next(m for m in load_mutant_table(get_lab(slip.lab).mutants_path())
                    .mutants if m.name == slip.named)
     module = load_source_as_module(slipped_source(slip), f"_slip_{slip.name}")
     lines = public_lines(slip.lab, CELL_CASE, public_case_outputs(slip.lab, CELL_CASE, module))

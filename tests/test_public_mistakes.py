@@ -25,7 +25,7 @@ def test_every_fingerprint_names_its_own_mistake_and_the_reference_none(lab_name
     lab = get_lab(lab_name)
     vectors_path = lab.public_fixture_path()
     vectors, prints = PublicVectors(vectors_path), PublicVectors(fingerprints_path(vectors_path))
-    table = load_mutant_table(lab.suite_dir() / "mutants.py")
+    table = load_mutant_table(lab.mutants_path())
     texts = {m.name: m.description for m in table.mutants}
     assert prints.names()
     for entry in prints.names():
@@ -89,7 +89,7 @@ def test_time_localisation_states_its_evidence():
 def test_a_changed_fingerprint_is_stale(course_copy):
     lab = get_lab("lab1")
     path = fingerprints_path(lab.public_fixture_path(course_copy))
-    suite = lab.suite_dir(course_copy) / "mutants.py"
+    suite = lab.mutants_path(course_copy)
     text = suite.read_text()
     suite.write_text(text.replace('"np.dot(Wax, xt) + ba"', '"np.dot(2 * Wax, xt) + ba"', 1))
     problems = stale_files(lab, course_copy)
@@ -98,7 +98,7 @@ def test_a_changed_fingerprint_is_stale(course_copy):
 
 def test_pytest_on_the_public_tests_names_the_mistake(course_copy):
     lab = get_lab("lab1")
-    mutant = next(m for m in load_mutant_table(lab.suite_dir() / "mutants.py").mutants
+    mutant = next(m for m in load_mutant_table(lab.mutants_path()).mutants
                   if m.name == "loop_feeds_a0")
     lab.stub_path(course_copy).write_text(mutant.apply(lab.solution_path().read_text()))
     output = subprocess.run(

@@ -19,7 +19,8 @@ import pytest
 import rnngrade.suite
 import rnngrade.suite._grading
 import rnngrade.suite.worker
-from rnngrade.lab_helpers import HELPERS_FILE, PLATFORM_PREFIX
+from rnngrade.lab_contract import HELPERS_FILE
+from rnngrade.lab_helpers import PLATFORM_PREFIX
 from rnngrade.paths import course_root
 
 SUITES = course_root() / "graders" / "suites"

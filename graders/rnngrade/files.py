@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,9 +12,11 @@ from pathlib import Path
 @contextlib.contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
     """A temporary path beside ``path`` to write; renamed over ``path`` when the block ends
-    without an exception, removed when it raises (a reader sees the old file or the new one)."""
+    without an exception, removed when it raises (a reader sees the old file or the new one).
+    The temporary name is this writer's own: processes writing one path at once (a batch's
+    workers keeping one reference figure) never write into each other's file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         yield tmp
         tmp.replace(path)

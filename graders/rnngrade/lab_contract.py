@@ -230,6 +230,8 @@ LATE_POLICY = Section(COURSE_FILE, "late_policy", (
 # -------------------------------------------------------------------- mutants.py and helpers
 
 MUTANTS_FILE = "mutants.py"
+HELPERS_FILE = "helpers.py"  # optional: grader helpers run beside the student's code
+PUBLIC_CASES_FILE = "public_cases.py"  # beside the reference: the public vectors' inputs
 MUTANTS = Name("MUTANTS", "list[Mutant]",
                "the lab's known mistakes, each a list of edits of the reference", required=True)
 INDISTINGUISHABLE = Name("INDISTINGUISHABLE", '{("a", "b"): "why"}',

@@ -25,7 +25,6 @@ from rnngrade.harness.worker_helpers import GENERIC, Registry, with_lab_helpers
 from rnngrade.labs import Lab, get_lab
 from rnngrade.paths import course_root
 
-HELPERS_FILE = "helpers.py"
 PLATFORM_PREFIX = "platform_"  # ``platform_utils.py``: what a submission's ``import utils`` gets
 
 
@@ -45,7 +44,7 @@ def lab_helpers(lab: Lab | str) -> LabHelpers:
     Built afresh on every call: the grader keeps the built helpers in the lab's assets
     (``LabAssets.helpers``), keyed with everything else by the course files' digest."""
     lab = get_lab(lab) if isinstance(lab, str) else lab
-    path = lab.suite_dir() / HELPERS_FILE
+    path = lab.helpers_path()
     modules = {platform_name(module): platform_source(lab, _read(module))
                for module in platform_files(lab)}
     return build_lab_helpers(lab.name, _read(path) if path.is_file() else None, path, modules)

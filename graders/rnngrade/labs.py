@@ -23,8 +23,11 @@ from rnngrade.errors import GraderError, UsageError
 from rnngrade.lab_contract import (
     DEFAULT_BUDGET_SECONDS,
     GATE,
+    HELPERS_FILE,
     LAB,
     LAB_FILE,
+    MUTANTS_FILE,
+    PUBLIC_CASES_FILE,
     RUBRIC_FILE,
     STRUCTURE,
     Gate,
@@ -84,6 +87,15 @@ class Lab:
 
     def rubric_path(self, root: Path | None = None) -> Path:
         return self.suite_dir(root) / RUBRIC
+
+    def mutants_path(self, root: Path | None = None) -> Path:
+        return self.suite_dir(root) / MUTANTS_FILE
+
+    def helpers_path(self, root: Path | None = None) -> Path:
+        return self.suite_dir(root) / HELPERS_FILE
+
+    def public_cases_path(self, root: Path | None = None) -> Path:
+        return self.solution_path(root).parent / PUBLIC_CASES_FILE
 
     def public_fixture_path(self, root: Path | None = None) -> Path:
         return (root or course_root()) / "fixtures" / "public" / f"{self.name}.npz"

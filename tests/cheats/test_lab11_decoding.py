@@ -85,7 +85,7 @@ def test_drawn_weights_beside_honest_tokens_are_worth_nothing(suite, reference, 
 
 def test_teacher_forcing_is_not_free_running(suite, reference, batch):
     params, src, lens = batch
-    table = {m.name: m for m in load_mutant_table(LAB.suite_dir() / "mutants.py").mutants}
+    table = {m.name: m for m in load_mutant_table(LAB.mutants_path()).mutants}
     forced = module_of(strip_markers(table["greedy_teacher_forced"].apply(
         LAB.solution_path().read_text(encoding="utf-8"))), "_lab11_forced")
     tokens, alphas = forced.greedy_decode_batch(params, src, lens, 13, True)

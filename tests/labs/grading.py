@@ -64,7 +64,7 @@ def quick_cases(lab: Lab) -> QuickCases:
 @functools.cache
 def mutants(lab_name: str) -> tuple[Mutant, ...]:
     """The lab's mutant table."""
-    return tuple(load_mutant_table(get_lab(lab_name).suite_dir() / "mutants.py").mutants)
+    return tuple(load_mutant_table(get_lab(lab_name).mutants_path()).mutants)
 
 
 def grade_lab_source(tmp_path: Path, lab: Lab, source: str, *, outcome: bool = True

@@ -67,7 +67,7 @@ def test_recorded_training_answers_a_loop_whose_model_is_wrong(m, helpers):
     """The recorded calls of a correct loop (helper ``training_calls`` beside the reference)
     answer, with their derivatives, the calls of a loop whose model and loss are broken: its
     first losses and weights are the reference's; the loop's own mistake still shows."""
-    table = {mu.name: mu for mu in load_mutant_table(LAB.suite_dir() / "mutants.py").mutants}
+    table = {mu.name: mu for mu in load_mutant_table(LAB.mutants_path()).mutants}
     source = LAB.solution_path().read_text(encoding="utf-8")
 
     def broken(*names):
@@ -95,7 +95,7 @@ def test_recorded_training_answers_a_loop_whose_model_is_wrong(m, helpers):
 
 def test_the_worker_holds_no_model(helpers):
     """Nothing of the helpers computes the model: no GRU, embedding or cross-entropy."""
-    text = (LAB.suite_dir() / "helpers.py").read_text(encoding="utf-8")
+    text = (LAB.helpers_path()).read_text(encoding="utf-8")
     for word in ("GRU", "embedding", "cross_entropy", "pack_padded", "functional_call"):
         assert word not in text
 
@@ -108,7 +108,7 @@ def _function(path, name):
 
 def test_grader_beam_search_is_lab6s():
     lab6 = get_lab("lab6").solution_path()
-    assert _function(LAB.suite_dir() / "helpers.py", "_beam_search") == _function(
+    assert _function(LAB.helpers_path(), "_beam_search") == _function(
         lab6, "beam_search")
 
 

@@ -17,7 +17,7 @@ from rnngrade.results.model import GradeResult
 from .grading import assert_full_marks, grade_lab_source
 
 LAB = get_lab("lab1")
-MUTANTS = {m.name: m for m in load_mutant_table(LAB.suite_dir() / "mutants.py").mutants}
+MUTANTS = {m.name: m for m in load_mutant_table(LAB.mutants_path()).mutants}
 CELL_CACHE = "    cache = (a_next, a_prev, xt, parameters)\n"
 FORWARD_CACHES = "    return a, y_pred, (caches, x)\n"
 ALLOCATION = ("    a = np.zeros((n_a, m, T_x), dtype=x.dtype)\n"

@@ -44,7 +44,7 @@ def figures_over_three_batches(tmp_path: Path, lab_name: str, mistake: str,
     lab = get_lab(lab_name)
     reference = (course_root() / "fixtures" / "submissions" / lab_name / "reference"
                  / lab.filename).read_text(encoding="utf-8")
-    mutants = {m.name: m for m in load_mutant_table(lab.suite_dir() / "mutants.py").mutants}
+    mutants = {m.name: m for m in load_mutant_table(lab.mutants_path()).mutants}
     folder = tmp_path / "in"
     folder.mkdir()
     (folder / "ref.py").write_text(reference, encoding="utf-8")

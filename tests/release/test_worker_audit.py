@@ -83,7 +83,7 @@ def test_the_reference_under_another_name_is_found_by_its_body():
 
 def test_helpers_ship_without_the_suites_text():
     for lab in ("lab9", "lab11"):
-        path = get_lab(lab).suite_dir(ROOT) / "helpers.py"
+        path = get_lab(lab).helpers_path(ROOT)
         original = path.read_text(encoding="utf-8")
         assert suite_text_in(original, original, lab)  # the file has docstrings to leave out
         shipped = lab_helpers(lab).source

@@ -35,7 +35,7 @@ def adam_args() -> tuple:
 def suite_texts() -> list[str]:
     """Every line of a docstring in lab 9's hidden suite and helpers (long enough to tell)."""
     lines = []
-    for path in (LAB9.suite_dir() / "helpers.py", *LAB9.suite_dir().glob("test_*.py")):
+    for path in (LAB9.helpers_path(), *LAB9.suite_dir().glob("test_*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Module | ast.FunctionDef | ast.ClassDef):
                 doc = ast.get_docstring(node) or ""

@@ -64,7 +64,7 @@ def notebook_for(lab: Lab, root: Path | None = None) -> Generated:
 
 
 def _load_cases(lab: Lab, root: Path) -> dict[str, tuple]:
-    path = root / "solutions" / lab.name / "public_cases.py"
+    path = lab.public_cases_path(root)
     if not path.exists():
         return {}
     spec = importlib.util.spec_from_file_location(f"_public_cases_{lab.name}", path)
@@ -106,7 +106,7 @@ def fingerprints_for(lab: Lab, root: Path | None = None) -> Generated | None:
     sealed table of the formula slips the grader names by an edit (``edit_tables``)."""
     root = root or course_root()
     cases = _load_cases(lab, root)
-    table = lab.suite_dir(root) / "mutants.py"
+    table = lab.mutants_path(root)
     if not cases or not table.exists():
         return None
     source = lab.solution_path(root).read_text(encoding="utf-8")

@@ -39,9 +39,8 @@ from rnngrade.diagnosis.reach import Reach
 from rnngrade.errors import MutantError, RubricError, SuiteError, file_line
 from rnngrade.grading.rubric import Rubric, parse_rubric
 from rnngrade.grading.stand_ins import callees_of
-from rnngrade.lab_contract import MUTANTS_FILE
+from rnngrade.lab_contract import HELPERS_FILE, MUTANTS_FILE
 from rnngrade.lab_helpers import (
-    HELPERS_FILE,
     LabHelpers,
     build_lab_helpers,
     course_platform_files,

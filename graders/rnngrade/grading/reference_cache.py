@@ -29,9 +29,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
@@ -39,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from rnngrade.files import write_atomic
 from rnngrade.paths import CACHE_ENV as ENV
 from rnngrade.paths import cache_dir
 
@@ -146,15 +145,9 @@ def _read(path: Path, key: Any) -> tuple[Any] | None:
 
 def _write(path: Path, text: str) -> None:
     global _warned
-    temp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,
-                                         prefix=".tmp-", suffix=".json", delete=False) as f:
-            temp = f.name
-            f.write(text)
-        os.replace(temp, path)
-        temp = None
+        write_atomic(path, text)
     except OSError as exc:
         if not _warned:
             _warned = True
@@ -162,12 +155,6 @@ def _write(path: Path, text: str) -> None:
                   f"({exc.strerror or exc}); they are computed for every submission "
                   f"(set {ENV} to another folder, or to nothing to switch this off)",
                   file=sys.stderr)
-    finally:
-        if temp is not None:
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
 
 
 # ------------------------------------------------------------------------ plain data, exactly

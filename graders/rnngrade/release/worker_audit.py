@@ -34,7 +34,6 @@ from functools import lru_cache
 from pathlib import Path
 
 from rnngrade.lab_helpers import (
-    HELPERS_FILE,
     named_like,
     platform_files,
     platform_source,
@@ -192,7 +191,7 @@ def audit_lab(lab: Lab, root: Path) -> list[Answer]:
     """What ``lab``'s worker holds that answers its graded functions, or ships the suite's
     text: its helpers and its platform modules (its own and the course-wide ones) as shipped."""
     found = []
-    helpers = lab.suite_dir(root) / HELPERS_FILE
+    helpers = lab.helpers_path(root)
     for path in [helpers, *platform_files(lab, root)]:
         if not path.is_file():
             continue
