@@ -195,8 +195,9 @@ def shared_cache_diagnosis(function: str, described: list[str], differing: int,
         SHARED_CACHE, f"{groups[0].upper()}{groups[1:]}: `{function}` keeps each step's state in "
         "the same buffer (written in place: `[:] =`, `+=`, `out=`, `np.copyto`), so every "
         "step's cache holds the last value", function,
-        hint="Give each step its own new array (e.g. `c_next = ft * c_prev + it * cct`, not "
-        "`c[:] = …`), and never write into an array a cache already holds: a backward pass "
+        hint="Give each step its own new array: rebind the name to the array the step "
+        "computes (`state = new_state`) instead of copying it into one you keep (`state[:] = "
+        "new_state`), and never write into an array a cache already holds: a backward pass "
         "reads every step's cache after the whole forward pass has run.",
         evidence=f"the course's `{function}` caches distinct arrays there, holding different "
         f"values; in yours they are one array, and {differing} of those {total} cached arrays "
