@@ -18,6 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from rnngrade.diagnosis.aliasing import (
+    cache_entry_names,
+    describe_paths,
+    shared_cache_diagnosis,
+    shared_cache_groups,
+)
 from rnngrade.errors import GraderError
 from rnngrade.grading.keys import LAB_ASSETS
 from rnngrade.harness.checks.compare import CheckFailure
@@ -88,6 +94,45 @@ def reference_differences(lab: str, loss: OutputLoss, args: tuple, where: list,
     what = "directional" if directional else "central"
     key = memo.key(f"{what} differences of the reference", None, args, (lab, loss, where))
     return memo.compute(key, "reference", run, shared=True)  # only read
+
+
+def expect_distinct_caches(lab: str, function: str, result: Any, index: int, args: tuple,
+                           cell: str) -> None:
+    """Fail when the caches a student's ``function`` returned (item ``index`` of ``result``, on
+    ``args``) hold one array, or views of one memory, where the course's ``function`` caches
+    distinct arrays with different values (``diagnosis/aliasing.py``: only with the classic
+    layout, and every other cached array right). ``cell``: the function whose cache tuple names
+    the entries of each step's cache. Raised from a probe, the failure goes through the checker's
+    retry with stand-ins, so a ``cell`` that writes into its argument costs ``function``
+    nothing."""
+    if not isinstance(result, tuple | list) or not -len(result) <= index < len(result):
+        return  # the checks of the outputs say what is wrong
+    reference = reference_module(lab)
+    theirs = getattr(reference, function)(*args)[index]
+    tol = tolerance_for(*args)
+    groups = shared_cache_groups(result[index], theirs, tol.atol, tol.rtol)
+    if not groups:
+        return
+    from rnngrade.labs import get_lab
+
+    try:
+        source = get_lab(lab).solution_path().read_text(encoding="utf-8")
+    except Exception:  # noqa: BLE001 - no names: the paths themselves are shown
+        source = ""
+    names = cache_entry_names(source, cell)
+    described = [describe_paths(group, names, "caches") for group in groups]
+    mine, ours = result[index], theirs
+    paths = [path for group in groups for path in group]
+    differing = 0
+    for path in paths:
+        a, b = mine, ours
+        for key in path:
+            a, b = a[key], b[key]
+        differing += not np.allclose(a, b, atol=tol.atol, rtol=tol.rtol, equal_nan=True)
+    found = shared_cache_diagnosis(function, described, differing, len(paths))
+    raise CheckFailure(f"check `{function}` caches: {found.text[0].lower()}{found.text[1:]}",
+                       diagnosis=[found],
+                       hint=found.hint)
 
 
 @dataclass(frozen=True)

@@ -245,12 +245,17 @@ class StandIns:
     def _fails_on(self, callee: str, calls: list[list[Any]], head: int | None) -> str:
         """``_fails`` on a batch of recorded calls, run in the worker in one request."""
         try:
-            got = self.student.runner.call_helper(
-                "call_each", (callee, [c[0] for c in calls], head)).value
+            answered = self.student.runner.call_helper(
+                "call_each", (callee, [c[0] for c in calls], head, True)).value
         except StudentError as error:
             return "is missing" if error.kind == MISSING_FUNCTION else "raises an error"
-        if not isinstance(got, list) or len(got) != len(calls):
+        if not isinstance(answered, list) or len(answered) != len(calls) or not all(
+                isinstance(a, list) and len(a) == 2 for a in answered):
             return "gives wrong results"
+        got = [value for value, _ in answered]
+        for (_, changed), (args, *_) in zip(answered, calls):
+            if changed is True and not self._reference_writes(callee, args):
+                return "writes into its arguments"
         for value, (args, result, *_) in zip(got, calls):
             want = result[:head] if head is not None else result
             try:
@@ -263,6 +268,21 @@ class StandIns:
             if any(not c.ok for c in compared):
                 return "gives wrong results"
         return ""
+
+    def _reference_writes(self, callee: str, args: Any) -> bool:
+        """Whether the reference's ``callee`` itself writes into its arguments on ``args`` (a
+        contract that allows it, such as clipping in place): then the submission's may too."""
+        from rnngrade.harness.worker_helpers import arrays_differ
+
+        target = getattr(getattr(self.reference.runner, "module", None), callee, None)
+        if target is None or not isinstance(args, tuple | list):
+            return True  # cannot tell: an argument write is no reason to replace it
+        copied = copy_tree(args)
+        try:
+            target(*copied)
+        except Exception:  # noqa: BLE001 - cannot tell, as above
+            return True
+        return arrays_differ(args, copied)
 
     def prefix(self) -> str:
         return f"(checked with {self._replaced('this check')})\n"

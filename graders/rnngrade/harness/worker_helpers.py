@@ -500,15 +500,41 @@ def remove_stand_ins(module: Any) -> dict:
 
 
 @helper
-def call_each(module: Any, function: str, calls: list, head: int | None = None) -> list:
+def call_each(module: Any, function: str, calls: list, head: int | None = None,
+              changes: bool = False) -> list:
     """``module.function(*args)`` for each ``args`` in ``calls``; only the first ``head`` items
-    of a tuple result (None: all of it)."""
+    of a tuple result (None: all of it). changes: each item is ``[result, changed]`` instead,
+    changed telling whether the call wrote into an array among its arguments."""
     target = getattr(module, function)
 
     def first(value: Any) -> Any:
         return value[:head] if head is not None and isinstance(value, tuple | list) else value
 
-    return [first(target(*args)) for args in calls]
+    if not changes:
+        return [first(target(*args)) for args in calls]
+    results = []
+    for args in calls:
+        try:
+            before = copy.deepcopy(args)
+        except Exception:  # noqa: BLE001 - a value that cannot be copied: not compared
+            before = None
+        value = first(target(*args))
+        results.append([value, before is not None and arrays_differ(before, args)])
+    return results
+
+
+def arrays_differ(before: Any, after: Any) -> bool:
+    """Whether an array inside ``after`` (tuples, lists, dicts) holds other values than the same
+    entry of ``before``, its copy from before a call; other objects are not compared."""
+    if isinstance(before, tuple | list) and isinstance(after, tuple | list):
+        return len(before) != len(after) or any(arrays_differ(b, a)
+                                                for b, a in zip(before, after))
+    if isinstance(before, dict) and isinstance(after, dict):
+        return any(arrays_differ(v, after[k]) for k, v in before.items() if k in after)
+    b, a = to_numpy(before), to_numpy(after)
+    if b is None or a is None:
+        return False
+    return b.shape != a.shape or not np.array_equal(b, a, equal_nan=b.dtype.kind in "fc")
 
 
 # ------------------------------------------------------------------ tests graded by outcome

@@ -14,6 +14,7 @@ The engine's modules behind these names may move; a suite imports nothing else o
 - chained checks (a function that consumes another's output, graded on the student's own
   upstream when it can feed it, else on the reference's):
   ``Chain``, ``expect_chained``, ``run_chained``, ``expect_gradient_check``,
+  ``expect_distinct_caches`` (a forward pass's caches hold distinct arrays where the course's do),
   ``reference_module``, ``add_note`` (a sentence for the report's notes); ``promoted_oracle``
   (an independent oracle such as ``torch.nn.LSTM`` run in float64);
 - calls into the submission: ``FunctionRef``, ``ArgRef``, ``StudentError``, ``EXCEPTION``,
@@ -55,6 +56,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time ``__getattr__`` loads
         cuda_unavailable_reason,
         device_params,
         expect_chained,
+        expect_distinct_caches,
         expect_gradient_check,
         lab_helpers,
         locate,
@@ -90,6 +92,7 @@ __all__ = [
     "cuda_unavailable_reason",
     "device_params",
     "expect_chained",
+    "expect_distinct_caches",
     "expect_gradient_check",
     "lab_helpers",
     "locate",

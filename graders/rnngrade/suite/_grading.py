@@ -8,6 +8,7 @@ from rnngrade.grading.chained import (
     Chain,
     add_note,
     expect_chained,
+    expect_distinct_caches,
     expect_gradient_check,
     reference_module,
     run_chained,

@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 import torch
 
-from rnngrade.suite import StudentError, Tolerance, device_params, promoted_oracle, tolerance_for
+from rnngrade.suite import (
+    StudentError,
+    Tolerance,
+    device_params,
+    expect_distinct_caches,
+    promoted_oracle,
+    tolerance_for,
+)
 
 SIZES = [  # (n_x, n_a, n_y, m, T_x): edge sizes m = 1, T_x = 1, n_a = 1 and a larger one
     pytest.param(3, 5, 2, 10, 4, id="n_x3-n_a5-n_y2-m10-T4"),
@@ -200,8 +207,12 @@ def forward_caches_layout(m, x, a0, p):
     """What rnn_forward's caches hold: ``(the T_x step caches in order, x)`` when item t of the
     list is the cache of step t as the module's own rnn_cell_forward returns it (run from a0 on
     the trusted side), or in the classic layout on the states rnn_forward returns; so
-    rnn_forward is judged by how it collects the caches, whatever its cell's layout."""
-    result = _triple(m.rnn_forward(x, a0, p))
+    rnn_forward is judged by how it collects the caches, whatever its cell's layout. Fails
+    when the caches hold one array where the course's hold distinct ones (every step's
+    `a_prev` in one buffer)."""
+    returned = m.rnn_forward(x, a0, p)
+    expect_distinct_caches("lab1", "rnn_forward", returned, 2, (x, a0, p), "rnn_cell_forward")
+    result = _triple(returned)
     if result is None:
         return "no caches: rnn_forward does not return (a, y_pred, caches)"
     a, _, caches = result

@@ -26,6 +26,7 @@ from rnngrade.suite import (
     Tolerance,
     device_params,
     expect_chained,
+    expect_distinct_caches,
     expect_gradient_check,
 )
 
@@ -86,6 +87,14 @@ def sequence_forward(m, x, a0, p):
     return m.head("lstm_forward", 3, x, a0, p)
 
 
+def sequence_forward_caches(m, x, a0, p):
+    """lstm_forward's outputs, failing when its caches hold one array where the course's hold
+    distinct ones (every step's `c_prev` in one buffer): the backward pass reads them."""
+    result = m.lstm_forward(x, a0, p)
+    expect_distinct_caches("lab3", "lstm_forward", result, 3, (x, a0, p), "lstm_cell_forward")
+    return result[:3] if isinstance(result, tuple | list) else result
+
+
 # The backward passes read their forward pass's cache: the submission's own when its forward
 # pass can feed them, else the classic ten-tuple from the reference (grading/chained.py).
 CELL = Chain("lab3", "lstm_cell_forward", "lstm_cell_backward", arity=4, cache=3, outputs=3)
@@ -133,7 +142,8 @@ def test_lstm_forward_random(check, rng, n_x, n_a, n_y, m, T_x):
     n_x, n_a, n_y, m, T_x = sizes_or_drawn(rng, n_x, n_a, n_y, m, T_x)
     args = (rng.standard_normal((n_x, m, T_x)), rng.standard_normal((n_a, m)),
             make_parameters(rng, n_x, n_a, n_y))
-    check.expect("lstm_forward", sequence_forward, args, names=SEQUENCE_NAMES, time_axis=2)
+    check.expect("lstm_forward", sequence_forward_caches, args, names=SEQUENCE_NAMES,
+                 time_axis=2)
 
 
 @pytest.mark.parametrize("zero", ["a0", "x", "Wf"])
