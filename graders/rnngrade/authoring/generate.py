@@ -32,8 +32,11 @@ from rnngrade.diagnosis.mutants import (
     strip_markers,
 )
 from rnngrade.errors import MutantError
+from rnngrade.harness.checks.compare import compare
 from rnngrade.harness.checks.edit_prints import EDITS
 from rnngrade.harness.checks.seeding import seed_everything
+from rnngrade.harness.checks.structure import flatten
+from rnngrade.harness.checks.tolerance import Tolerance, tolerance_for
 from rnngrade.harness.checks.vectors import PublicVectors, dump_vectors
 from rnngrade.labs import Lab
 from rnngrade.paths import course_root
@@ -148,7 +151,32 @@ def mistake_fingerprints(vectors: PublicVectors, cases: dict[str, tuple],
                 "function": mutant.function, "args": (name,),
                 "outputs": {"name": mutant.name, "text": mutant.description, "hint": mutant.hint,
                             "value": outputs}}
-    return stored
+    return {entry: value for entry, value in stored.items()
+            if not _coincides(entry, stored, vectors)}
+
+
+def _coincides(entry: str, stored: dict[str, dict[str, Any]], vectors: PublicVectors) -> bool:
+    """Whether another mistake's outputs on the same public case equal this one's within the
+    case's tolerance: the case cannot tell the two apart, so neither is named there (a public
+    test would otherwise name a mistake the student may not have)."""
+    case = entry.split("::")[0]
+    tol = tolerance_for(*vectors.case(case).args)
+    mine = flatten(stored[entry]["outputs"]["value"], "f", None)
+    for other, value in stored.items():
+        if other == entry or other.split("::")[0] != case:
+            continue
+        theirs = flatten(value["outputs"]["value"], "f", None)
+        if len(mine) == len(theirs) and all(
+                la == lb and _compares(a, b, tol) for (la, a), (lb, b) in zip(mine, theirs)):
+            return True
+    return False
+
+
+def _compares(a: Any, b: Any, tol: Tolerance) -> bool:
+    try:
+        return compare(a, b, tol, "f").ok
+    except Exception:  # noqa: BLE001 - values that cannot be compared do not coincide
+        return False
 
 
 def _same_within(a: Any, b: Any) -> bool:

@@ -219,14 +219,11 @@ class Checker:
         def explain() -> None:
             matched = self.matching_mutants(name, probe, args, got, tol, names,
                                             {c.name for c in failed})
-            if matched and not any(self._whole_match(m, name, got, tol, names)
-                                   for m in matched):
-                # each matched mistake changes outputs the student has right: a slip that says
-                # exactly which outputs are wrong is the better name
-                slips = self._sequence_slips(name, probe, args, got, want, failed, tol, names)
-                if slips:
-                    found.append(CheckFailure(message, comparisons, slips, slips[0].hint))
-                    return
+            # a mistake reproduces the student's values only if it also leaves right what the
+            # student has right: one that changes an output the student got right is told
+            # apart by it (its match on the failing outputs rests on a coincidence, such as a
+            # term at zero that every explanation dropping it shares)
+            matched = [m for m in matched if self._whole_match(m, name, got, tol, names)]
             if matched:
                 evidence = f"your result equals this mistake's on the same inputs (check `{name}`)"
                 found.append(CheckFailure(message, comparisons,

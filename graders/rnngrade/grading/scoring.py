@@ -101,8 +101,9 @@ def rank_diagnoses(failures: Sequence[CaseResult], cases: Sequence[CaseResult] =
     lab's names for its cases). An edit of the
     reference's formula comes first, but only when every failing case localised to its value
     names it too (``_contradicted``)."""
-    refuted = _contradicted(failures)
-    named = _ranked(failures, lambda d: d.source not in (LOCALISED, EDIT))
+    refuted = _contradicted(failures) | _outvoted(failures)
+    named = _ranked(failures, lambda d: d.source not in (LOCALISED, EDIT)
+                    and d.name not in refuted)
     edits = _ranked(failures, lambda d: d.source == EDIT and d.name not in refuted)
     inside = _ranked(failures, lambda d: d.source == LOCALISED)  # where inside: an addition
     if not named:
@@ -129,6 +130,18 @@ def _contradicted(failures: Sequence[CaseResult]) -> set[str]:
             refuted.update(e for e in edits if e.startswith(f"{EDIT}:{value}:")
                            and e not in here)
     return refuted
+
+
+def _outvoted(failures: Sequence[CaseResult]) -> set[str]:
+    """The mistakes (known or edits) some failing case tells apart from another: that case
+    names another mistake and not this one, so this one does not reproduce it. Such a mistake
+    is no headline, however many other cases it matches (on those, the two coincide)."""
+    named = [{d.name for d in case.diagnosis if d.source in _MISTAKES} for case in failures]
+    every = set().union(*named) if named else set()
+    return {m for m in every if any(here and m not in here for here in named)}
+
+
+_MISTAKES = (DiagnosisSource.KNOWN_MISTAKE.value, EDIT)
 
 
 def _ranked(failures: Sequence[CaseResult], kept: Callable[[Diagnosis], bool]

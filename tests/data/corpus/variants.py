@@ -148,7 +148,10 @@ VARIANTS = [
           "                totals[name] = grads[name]\n            else:\n"
           "                totals[name] += grads[name]\n"),),
         {"lstm_backward": "sum_not_accumulated"},
-        {"lstm_backward": ("weight_grads_overwritten",)}),
+        # the gradient check (expected: all ones) cannot tell the slip apart: it locates the
+        # mistake on the output gate's path, and weight_grads_overwritten (every gradient
+        # overwritten) no longer matches, since it changes gradients the student has right
+        {"lstm_backward": ("weight_grads_overwritten", "output_gate_path")}),
     Variant(
         "lstm_layer_final_state_early", "lab3",
         "(h_n, c_n) saved at the start of each step and returned after the loop: the states "

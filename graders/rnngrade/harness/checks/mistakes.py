@@ -66,7 +66,8 @@ def find_case(vectors: PublicVectors, want: Any, name: str,
 def known_mistakes(got: Any, want: Any, tol: Tolerance, name: str,
                    names: tuple[str, ...] | None, vectors_path: Path) -> list[str]:
     """Lines naming each known mistake whose outputs on this public case equal ``got`` on
-    every leaf that fails; [] when there are no fingerprints or none matches."""
+    every leaf (those that fail and those that pass); [] when there are no fingerprints or none
+    matches."""
     path = fingerprints_path(vectors_path)
     if not path.exists() or not vectors_path.exists():
         return []
@@ -86,10 +87,13 @@ def known_mistakes(got: Any, want: Any, tol: Tolerance, name: str,
             continue
         mistake = prints.case(entry).outputs
         theirs = [v for _, v in flatten(mistake["value"], name, None)]
+        # every output, the right ones too: a mistake that changes an output the student has
+        # right does not reproduce the student's result (its match on the failing outputs is
+        # a coincidence, such as a gradient at zero that several mistakes share)
         if failing and (_equal_throughout(list(mine.items()), theirs, tol) or all(
                 label in mine and positions[i] < len(theirs)
                 and compare(mine[label], theirs[positions[i]], tol, label).ok
-                for i, label in failing)):
+                for i, (label, _) in enumerate(wanted))):
             lines.append(f"{mistake['text']} (your result equals that mistake's on this "
                          f"test's inputs)\nhint: {mistake['hint']}")
     if not lines and failing:
