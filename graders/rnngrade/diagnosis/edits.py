@@ -614,28 +614,35 @@ class Explained:
     tried: int
 
 
+def _attempts(formula: ast.expr, pool: Quantities, correct: np.ndarray,
+              limit: int) -> Iterator[tuple[Edit, np.ndarray | None]]:
+    """The edits of ``formula`` tried, de-duplicated, at most ``limit``, each with its value
+    on the reference's values (None: it cannot be evaluated). Nothing when the formula is not
+    what the reference computed (nothing to edit)."""
+    original = _value(formula, pool.values)
+    if original is None or not same(original, correct, 1e-9, 1e-7):
+        return
+    seen: set[str] = {ast.unparse(formula)}
+    for edit in candidates(formula, pool, correct.shape):
+        if edit.key in seen:
+            continue
+        seen.add(edit.key)
+        if len(seen) - 1 > limit:
+            return
+        yield edit, _value(edit.formula, pool.values)
+
+
 def explaining_edit(formula: ast.expr, pool: Quantities, correct: np.ndarray,
                     student: np.ndarray, atol: float, rtol: float,
                     limit: int = MAX_CANDIDATES) -> Explained | None:
     """The single edit of ``formula`` whose value (on the reference's values) equals
     ``student`` while ``correct`` does not (None: no edit, or two different ones)."""
-    original = _value(formula, pool.values)
-    if original is None or not same(original, correct, 1e-9, 1e-7):
-        return None  # the formula is not what the reference computed: nothing to edit
     if same(student, correct, atol, rtol):
         return None
-    seen: set[str] = {ast.unparse(formula)}
     found: list[Edit] = []
     tried = 0
-    for edit in candidates(formula, pool, correct.shape):
-        key = edit.key
-        if key in seen:
-            continue
-        seen.add(key)
+    for edit, value in _attempts(formula, pool, correct, limit):
         tried += 1
-        if tried > limit:
-            break
-        value = _value(edit.formula, pool.values)
         if value is None or not same(student, value, atol, rtol):
             continue
         if same(value, correct, atol, rtol):
@@ -643,7 +650,7 @@ def explaining_edit(formula: ast.expr, pool: Quantities, correct: np.ndarray,
         found.append(edit)
         if len(found) > 1:
             return None  # two different edits explain it: name neither
-    return Explained(found[0], min(tried, limit)) if found else None
+    return Explained(found[0], tried) if found else None
 
 
 # ------------------------------------------------------------------ the sentence
@@ -735,19 +742,6 @@ def tried_edits(formula: ast.expr, pool: Quantities, correct: np.ndarray, atol: 
     candidates, de-duplicated and limited alike, less those it could never name (no value, or
     a value equal to the correct one). Nothing when the formula is not what the reference
     computed. ``rnngrade generate`` runs them on the public inputs (``authoring/edit_tables``)."""
-    original = _value(formula, pool.values)
-    if original is None or not same(original, correct, 1e-9, 1e-7):
-        return
-    seen: set[str] = {ast.unparse(formula)}
-    tried = 0
-    for edit in candidates(formula, pool, correct.shape):
-        key = edit.key
-        if key in seen:
-            continue
-        seen.add(key)
-        tried += 1
-        if tried > limit:
-            return
-        value = _value(edit.formula, pool.values)
+    for edit, value in _attempts(formula, pool, correct, limit):
         if value is not None and not same(value, correct, atol, rtol):
             yield edit, value
