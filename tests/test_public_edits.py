@@ -142,25 +142,27 @@ def test_a_sealed_row_opens_only_with_its_values():
     assert b"sentence" not in table["sealed"].tobytes()
 
 
-def test_pytest_on_lab3_names_the_slip_in_lstm_cell_backward(course_copy):
-    slip = next(s for s in SLIPS if s.name == "dcct_sigmoid_derivative")
+def public_tests_on_slip(course_copy, name: str, selected: str) -> tuple:
+    """The slip ``name`` written into its lab's stub in ``course_copy``, and what
+    ``pytest assignments/labN -k selected`` prints there."""
+    slip = next(s for s in SLIPS if s.name == name)
     lab = get_lab(slip.lab)
     lab.stub_path(course_copy).write_text(slipped_source(slip, course_copy))
     output = subprocess.run(
-        [sys.executable, "-m", "pytest", "assignments/lab3", "-q", "-p", "no:randomly",
-         "-k", "lstm_cell_backward_values"],
+        [sys.executable, "-m", "pytest", f"assignments/{lab.name}", "-q", "-p", "no:randomly",
+         "-k", selected],
         cwd=course_copy, capture_output=True, text=True, timeout=300).stdout
+    return slip, output
+
+
+def test_pytest_on_lab3_names_the_slip_in_lstm_cell_backward(course_copy):
+    slip, output = public_tests_on_slip(course_copy, "dcct_sigmoid_derivative",
+                                        "lstm_cell_backward_values")
     assert f"this looks like: {slip.named} {EDIT_LINE}" in output, output[-3000:]
 
 
 def test_pytest_on_lab2_names_the_slip_in_rnn_cell_backward(course_copy):
-    slip = next(s for s in SLIPS if s.name == "dz_one_minus_a_next")
-    lab = get_lab(slip.lab)
-    lab.stub_path(course_copy).write_text(slipped_source(slip, course_copy))
-    output = subprocess.run(
-        [sys.executable, "-m", "pytest", "assignments/lab2", "-q", "-p", "no:randomly",
-         "-k", "rnn_cell_backward"],
-        cwd=course_copy, capture_output=True, text=True, timeout=300).stdout
+    slip, output = public_tests_on_slip(course_copy, "dz_one_minus_a_next", "rnn_cell_backward")
     assert f"this looks like: {slip.named} {EDIT_LINE}" in output, output[-3000:]
     assert not re.search(r"this looks like: `d\w+` (?!uses `1 - a_next`)", output)
 
