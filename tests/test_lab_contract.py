@@ -4,6 +4,8 @@ and the structural diagnosis reads the names a lab's own lab.yaml declares."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from rnngrade.diagnosis import structural
 from rnngrade.diagnosis.mutants import load_mutant_table
 from rnngrade.errors import MutantError, RubricError
 from rnngrade.grading.rubric import parse_rubric
+from rnngrade.harness import markers
 from rnngrade.labs import LabConfigError, get_lab, load_lab
 from rnngrade.paths import course_root
 from rnngrade.results.model import CaseResult
@@ -133,6 +136,51 @@ def test_the_course_file_accepts_every_declared_field_and_no_other(tmp_path):
         assert str(raised.value) == f"{path}: {key}: {section.unknown_message([name])}"
 
 
+# A wrong value of every course-file field, where it sits, and the declared words it must get.
+COURSE_WRONG: list[tuple[str, Any, str]] = [
+    ("title", 3, contract.COURSE["title"].expected),
+    ("timezone", "Mars/Olympus", contract.COURSE["timezone"].expected),
+    ("late_policy", [1], contract.COURSE["late_policy"].expected),
+    ("missing", "forgiven", contract.COURSE["missing"].expected),
+    ("labs", ["lab90"], contract.COURSE["labs"].expected),
+    ("extensions", ["alice"], contract.COURSE["extensions"].expected),
+    ("extensions.alice.lab90", "forever", contract.EXTENSION),
+    ("extensions.alice.lab90", 4000, contract.EXTENSION),
+    ("excused", "bob", contract.COURSE["excused"].expected),
+    ("excused.bob", [], contract.LAB_LIST),
+    ("labs.lab90.release", "soon", contract.DATE),
+    ("labs.lab90.due", 5, contract.DATE),
+    ("labs.lab90.points", 0, contract.COURSE_LAB["points"].expected),
+    ("labs.lab90.late_policy", "strict", contract.COURSE_LAB["late_policy"].expected),
+    ("labs.lab90.missing", "maybe", contract.COURSE_LAB["missing"].expected),
+    ("late_policy.penalty_per_day", 101, contract.LATE_POLICY["penalty_per_day"].expected),
+    ("late_policy.max_days", 1.5, contract.LATE_POLICY["max_days"].expected),
+    ("late_policy.grace_minutes", -1, contract.LATE_POLICY["grace_minutes"].expected),
+]
+
+
+def _nest(key: str, value: Any) -> dict[str, Any]:
+    """``{"a": {"b": value}}`` for ``"a.b"``."""
+    head, _, rest = key.partition(".")
+    return {head: _nest(rest, value) if rest else value}
+
+
+def test_every_course_field_is_covered_by_a_wrong_value():
+    covered = {key.rpartition(".")[2] for key, _, _ in COURSE_WRONG}
+    for section in (contract.COURSE, contract.COURSE_LAB, contract.LATE_POLICY):
+        assert set(section.names) <= covered | {"lab90", "alice", "bob"}, section.title
+
+
+@pytest.mark.parametrize("key, value, words", COURSE_WRONG,
+                         ids=[f"{k}={v!r}" for k, v, _ in COURSE_WRONG])
+def test_a_wrong_course_value_is_named_in_the_declared_words(tmp_path, key, value, words):
+    path = tmp_path / "course.yaml"
+    path.write_text(yaml.safe_dump(_nest(key, value)), encoding="utf-8")
+    with pytest.raises(CourseError) as raised:
+        load_course(path, {"lab90"})
+    assert str(raised.value).startswith(f"{path}: {key}: must be {words}, found ")
+
+
 def test_a_mutant_table_is_read_by_its_declared_names(tmp_path):
     path = tmp_path / "lab90" / contract.MUTANTS_FILE
     path.parent.mkdir()
@@ -146,8 +194,22 @@ def test_a_mutant_table_is_read_by_its_declared_names(tmp_path):
 
 
 def test_the_declared_markers_are_the_registered_ones(pytestconfig):
-    registered = {line.split(":")[0].split("(")[0] for line in pytestconfig.getini("markers")}
-    assert {m.name for m in contract.MARKERS} <= registered
+    """Every marker is registered in the declared words, and no other of the grader's."""
+    registered = set(pytestconfig.getini("markers"))
+    assert {f"{m.form}: {m.meaning}" for m in contract.MARKERS} <= registered
+    assert [m.name for m in contract.MARKERS] == [m.name for m in markers.MARKERS]
+
+
+def test_the_student_side_registers_the_public_markers_from_the_declaration(tmp_path):
+    """``pytest assignments/labN`` (the student plugin alone) knows the public markers by their
+    declared words, and not the grader's ``limits``."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p",
+                          "rnngrade.harness.checks.plugin", "--markers"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120, check=True)
+    lines = run.stdout
+    for marker in markers.MARKERS:
+        assert (f"@pytest.mark.{marker.line}" in lines) is marker.public, marker.name
 
 
 def test_the_declared_decorators_are_those_of_the_suite_worker():

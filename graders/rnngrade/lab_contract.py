@@ -6,7 +6,8 @@ The readers (``rnngrade.labs``, ``grading.rubric``, ``course.config``, ``diagnos
 take their field sets and their messages for an unknown field or a wrong value from here, and
 ``docs/AUTHORING.md``'s tables are rendered from it (``render_tables``; ``rnngrade generate``
 writes them, ``tests/test_lab_contract.py`` fails when they differ). Plain data only: this module
-imports nothing of the grader.
+imports nothing of the grader (the markers are declared in ``rnngrade.harness.markers``, on the
+student side that registers them).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+from rnngrade.harness import markers as _markers
 
 
 @dataclass(frozen=True)
@@ -188,32 +191,39 @@ COURSE_FILE = "course.yaml"
 MISSING_CHOICES = ("zero", "excused")
 MAX_DAYS = 3650  # the longest extension or grace period a course file may give
 
+# The words for a value of the course file, as the docs and every complaint about one say them.
+DATE_RANGE = "between 1970 and 9998"
+DATE = (f"a date, or a date and time, {DATE_RANGE} (2026-09-21 or 2026-09-21 23:59, an offset "
+        "such as +02:00 optional)")
+EXTENSION = (f"days (3 or '3d'), hours ('36h') or a new due date ('2026-09-25 23:59'), at most "
+             f"{MAX_DAYS} days")
+LAB_LIST = "a non-empty list of labs such as [labN, labM]"
+
 COURSE = Section(COURSE_FILE, "", (
     Field("title", "text", "the course's name", default='""'),
-    Field("timezone", "a time zone name such as Europe/Berlin",
+    Field("timezone", "a time zone name such as Europe/Berlin, or UTC",
           "dates written without a UTC offset are read in it", default="UTC"),
-    Field("late_policy", "a mapping (below)", "the late policy of every lab",
+    Field("late_policy", "a mapping of the late policy's fields", "the late policy of every lab",
           default="no penalty"),
     Field("missing", " or ".join(MISSING_CHOICES),
           "what a roster student without a submission counts as", default="zero"),
-    Field("labs", "a mapping of lab names to plans (below)", "each lab's schedule and worth",
+    Field("labs", "a mapping of lab names to plans", "each lab's schedule and worth",
           default="{}"),
     Field("extensions", "a mapping student → lab → extension",
-          "days (3 or '3d'), hours ('36h') or a new due date ('2026-09-25 23:59')",
-          default="{}"),
-    Field("excused", "a mapping student → list of labs", "labs a student is excused from",
+          f"an extension is {EXTENSION}", default="{}"),
+    Field("excused", f"a mapping student → {LAB_LIST}", "labs a student is excused from",
           default="{}"),
 ))
 
 COURSE_LAB = Section(COURSE_FILE, "labs.<lab>", (
-    Field("release", "a date, or a date and time", "when the lab is released (a bare date: the "
-          "start of that day)", default="none"),
-    Field("due", "a date, or a date and time", "when the lab is due (a bare date: 23:59 that "
-          "day); after the release", default="none"),
+    Field("release", DATE, "when the lab is released (a bare date: the start of that day)",
+          default="none"),
+    Field("due", DATE, "when the lab is due (a bare date: 23:59 that day); after the release",
+          default="none"),
     Field("points", "a number more than 0", "what the lab is worth in the course",
           default="its rubric's points"),
-    Field("late_policy", "a mapping (below)", "this lab's late policy, over the course's",
-          default="the course's"),
+    Field("late_policy", "a mapping of the late policy's fields",
+          "this lab's late policy, over the course's", default="the course's"),
     Field("missing", " or ".join(MISSING_CHOICES), "as the course's `missing`, for this lab",
           default="the course's"),
 ))
@@ -246,15 +256,8 @@ HELPER_DECORATORS = (
          "code (`FunctionRef`)"),
 )
 
-MARKERS = (
-    Name("limits", "limits(call_seconds=..., cpu_seconds=..., memory_bytes=..., ...)",
-         "sandbox limits of this hidden test's calls, overriding its lab's (lab.yaml)"),
-    Name("outcome", "outcome(wall=..., cpu=..., memory=..., catches=(...))",
-         "graded by outcome (a training run measured against a band), in a fresh worker of "
-         "its own"),
-    Name("cuda", "cuda", "needs a CUDA device; skipped with the reason when none is present"),
-    Name("points", "points(n)", "points this public test is worth (public tests only)"),
-)
+# Declared beside their registration on the student side (public tests use three of them).
+MARKERS = tuple(Name(m.name, m.form, m.meaning) for m in _markers.MARKERS)
 
 
 # ---------------------------------------------------------------------------------- the docs

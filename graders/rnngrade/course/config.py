@@ -26,9 +26,14 @@ from rnngrade.lab_contract import (
     COURSE,
     COURSE_FILE,
     COURSE_LAB,
+    DATE,
+    DATE_RANGE,
+    EXTENSION,
+    LAB_LIST,
     LATE_POLICY,
     MAX_DAYS,
     MISSING_CHOICES,
+    Field,
     Section,
 )
 from rnngrade.paths import course_root
@@ -38,7 +43,7 @@ FILENAME = COURSE_FILE
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(d|days?|h|hours?)\s*$")
 EARLIEST = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 LATEST = dt.datetime(9999, 1, 1, tzinfo=dt.timezone.utc)  # a year short of what Python holds
-RANGE = "a date between 1970 and 9998"
+RANGE = f"a date {DATE_RANGE}"
 
 
 class CourseError(UsageError):
@@ -152,12 +157,17 @@ class _Reader:
     def fail(self, key: str, problem: str) -> CourseError:
         return CourseError(f"{self.path}: {key}: {problem}")
 
-    def mapping(self, value: Any, key: str, allowed: Section | None = None) -> dict:
+    def wrong(self, key: str, expected: str | Field, value: Any) -> CourseError:
+        """A value of the wrong kind, in the declared words: ``KEY: must be EXPECTED, found V``."""
+        words = expected.expected if isinstance(expected, Field) else expected
+        return self.fail(key, f"must be {words}, found {_shown(value)}")
+
+    def mapping(self, value: Any, key: str, allowed: Section | None = None,
+                expected: str | Field = "a mapping") -> dict:
         if value is None:
             return {}
         if not isinstance(value, dict):
-            raise self.fail(key or "(top level)",
-                            f"expected a mapping, found {type(value).__name__}")
+            raise self.wrong(key or "(top level)", expected, value)
         for name in value:
             if not isinstance(name, str):
                 raise self.fail(key, f"keys must be text, found {name!r}")
@@ -167,33 +177,35 @@ class _Reader:
         return value
 
     def course(self, data: Any, known_labs: set[str]) -> Course:
-        top = self.mapping(data, "", COURSE)
-        title = self.text(top.get("title", ""), "title")
-        timezone = self.text(top.get("timezone", "UTC"), "timezone")
+        top = self.mapping(data, "", COURSE, "a mapping of the course file's fields")
+        title = self.text(top.get("title", ""), "title", COURSE["title"])
+        timezone = self.text(top.get("timezone", "UTC"), "timezone", COURSE["timezone"])
         try:
             self.tz = dt.timezone.utc if timezone == "UTC" else ZoneInfo(timezone)
         except (ZoneInfoNotFoundError, ValueError):
-            raise self.fail("timezone", f"unknown time zone {timezone!r} "
-                                        "(use a name such as Europe/Berlin or UTC)") from None
-        late = self.late(top.get("late_policy"), "late_policy", LatePolicy())
+            raise self.wrong("timezone", COURSE["timezone"], timezone) from None
+        late = self.late(top.get("late_policy"), "late_policy", LatePolicy(),
+                         COURSE["late_policy"])
         missing = self.missing(top.get("missing", "zero"), "missing")
         labs = {}
-        for name, value in self.mapping(top.get("labs"), "labs").items():
+        for name, value in self.mapping(top.get("labs"), "labs", None, COURSE["labs"]).items():
             if name not in known_labs:
                 raise self.fail(f"labs.{name}", f"no such lab; this course has: "
                                                 f"{', '.join(sorted(known_labs))}")
             labs[name] = self.lab(name, value, late, missing)
         extensions = {}
-        for student, value in self.students(top.get("extensions"), "extensions").items():
+        for student, value in self.students(top.get("extensions"), COURSE["extensions"]).items():
             per_lab = {}
-            for lab, amount in self.mapping(value, f"extensions.{student}").items():
+            for lab, amount in self.mapping(value, f"extensions.{student}", None,
+                                            "a mapping of labs to extensions").items():
                 key = f"extensions.{student}.{lab}"
                 if lab not in known_labs:
                     raise self.fail(key, "no such lab")
                 per_lab[lab] = self.extension(amount, key)
             extensions[student] = per_lab
         excused = {student: self.excused(value, f"excused.{student}", known_labs)
-                   for student, value in self.students(top.get("excused"), "excused").items()}
+                   for student, value in self.students(top.get("excused"),
+                                                       COURSE["excused"]).items()}
         for student, per_lab in extensions.items():
             for lab, extension in per_lab.items():
                 due = labs[lab].due if lab in labs else None
@@ -207,9 +219,10 @@ class _Reader:
                                         f"moves the due date out of range ({RANGE})")
         return Course(self.path, title, timezone, labs, extensions, excused)
 
-    def students(self, value: Any, key: str) -> dict:
+    def students(self, value: Any, field: Field) -> dict:
         """A mapping keyed by student id, no id twice (ids match without regard to case)."""
-        data = self.mapping(value, key)
+        key = field.name
+        data = self.mapping(value, key, None, field)
         seen: dict[str, str] = {}
         for student in data:
             if not student.strip():
@@ -223,7 +236,7 @@ class _Reader:
     def excused(self, value: Any, key: str, known_labs: set[str]) -> frozenset[str]:
         labs = [value] if isinstance(value, str) else value
         if not isinstance(labs, list) or not labs:
-            raise self.fail(key, f"expected a list of labs, e.g. [labN, labM], found {value!r}")
+            raise self.wrong(key, LAB_LIST, value)
         for lab in labs:
             if not isinstance(lab, str) or lab not in known_labs:
                 raise self.fail(key, f"{lab!r}: no such lab; this course has: "
@@ -232,54 +245,55 @@ class _Reader:
 
     def lab(self, name: str, value: Any, late: LatePolicy, missing: str) -> LabPlan:
         key = f"labs.{name}"
-        data = self.mapping(value, key, COURSE_LAB)
+        data = self.mapping(value, key, COURSE_LAB, "a mapping of a lab plan's fields")
         release = self.date(data.get("release"), f"{key}.release", end_of_day=False)
         due = self.date(data.get("due"), f"{key}.due", end_of_day=True)
         if release and due and due <= release:
             raise self.fail(f"{key}.due", "the due date must come after the release date")
         points = data.get("points")
         if points is not None:
-            points = self.number(points, f"{key}.points")
-            if points <= 0:
-                raise self.fail(f"{key}.points", f"must be {COURSE_LAB['points'].expected}")
+            points = self.number(points, f"{key}.points", COURSE_LAB["points"], low=0,
+                                 low_included=False)
         return LabPlan(name, release, due, points,
-                       self.late(data.get("late_policy"), f"{key}.late_policy", late),
+                       self.late(data.get("late_policy"), f"{key}.late_policy", late,
+                                 COURSE_LAB["late_policy"]),
                        self.missing(data.get("missing", missing), f"{key}.missing"))
 
-    def late(self, value: Any, key: str, base: LatePolicy) -> LatePolicy:
-        data = self.mapping(value, key, LATE_POLICY)
+    def late(self, value: Any, key: str, base: LatePolicy, field: Field) -> LatePolicy:
+        data = self.mapping(value, key, LATE_POLICY, field)
         policy = base
         if "penalty_per_day" in data:
-            penalty = self.number(data["penalty_per_day"], f"{key}.penalty_per_day")
-            if not 0 <= penalty <= 100:
-                raise self.fail(f"{key}.penalty_per_day", LATE_POLICY["penalty_per_day"].expected)
+            penalty = self.number(data["penalty_per_day"], f"{key}.penalty_per_day",
+                                  LATE_POLICY["penalty_per_day"], low=0, high=100)
             policy = replace(policy, penalty_per_day=penalty)
         if "max_days" in data:
             days = data["max_days"]
             if days is not None and (isinstance(days, bool) or not isinstance(days, int)
                                      or days < 0):
-                raise self.fail(f"{key}.max_days", LATE_POLICY["max_days"].expected)
+                raise self.wrong(f"{key}.max_days", LATE_POLICY["max_days"], days)
             policy = replace(policy, max_days=days)
         if "grace_minutes" in data:
-            grace = self.number(data["grace_minutes"], f"{key}.grace_minutes")
-            if not 0 <= grace <= MAX_DAYS * 24 * 60:
-                raise self.fail(f"{key}.grace_minutes", LATE_POLICY["grace_minutes"].expected)
+            grace = self.number(data["grace_minutes"], f"{key}.grace_minutes",
+                                LATE_POLICY["grace_minutes"], low=0, high=MAX_DAYS * 24 * 60)
             policy = replace(policy, grace_minutes=grace)
         return policy
 
     def missing(self, value: Any, key: str) -> str:
         if value not in MISSING_CHOICES:
-            raise self.fail(key, f"{value!r}: choose {' or '.join(MISSING_CHOICES)}")
+            raise self.wrong(key, COURSE["missing"], value)
         return str(value)
 
-    def text(self, value: Any, key: str) -> str:
+    def text(self, value: Any, key: str, field: Field) -> str:
         if not isinstance(value, str):
-            raise self.fail(key, f"expected text, found {value!r}")
+            raise self.wrong(key, field, value)
         return value
 
-    def number(self, value: Any, key: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-            raise self.fail(key, f"expected a number, found {value!r}")
+    def number(self, value: Any, key: str, field: Field, *, low: float, low_included: bool = True,
+               high: float = float("inf")) -> float:
+        """A number in [low, high] (or (low, high] when not ``low_included``)."""
+        if (isinstance(value, bool) or not isinstance(value, (int, float)) or value != value
+                or not (low <= value if low_included else low < value) or value > high):
+            raise self.wrong(key, field, value)
         return float(value)
 
     def date(self, value: Any, key: str, end_of_day: bool) -> dt.datetime | None:
@@ -292,14 +306,13 @@ class _Reader:
         elif isinstance(value, str):
             parsed = parse_moment(value, end_of_day)
             if parsed is None:
-                raise self.fail(key, f"not a date and time: {value!r} "
-                                     "(write it as 2026-09-21 23:59, or with an offset)")
+                raise self.wrong(key, DATE, value)
             moment = parsed
         else:
-            raise self.fail(key, f"not a date and time: {value!r}")
+            raise self.wrong(key, DATE, value)
         moment = moment.replace(tzinfo=self.tz) if moment.tzinfo is None else moment
         if in_range(moment) is None:
-            raise self.fail(key, f"{value!r} is out of range ({RANGE})")
+            raise self.fail(key, f"{_shown(value)} is out of range ({RANGE})")
         return moment
 
     def extension(self, value: Any, key: str) -> dt.timedelta | dt.datetime:
@@ -310,15 +323,23 @@ class _Reader:
             amount, unit = float(match.group(1)), match.group(2)[0]
         if amount is not None and amount > 0:
             if amount > (MAX_DAYS if unit == "d" else MAX_DAYS * 24):
-                raise self.fail(key, f"{value!r}: at most {MAX_DAYS} days")
+                raise self.wrong(key, EXTENSION, value)
             return dt.timedelta(days=amount) if unit == "d" else dt.timedelta(hours=amount)
         if isinstance(value, dt.date) or (isinstance(value, str)
                                           and parse_moment(value, True) is not None):
             moment = self.date(value, key, end_of_day=True)  # fails when out of range
             assert moment is not None
             return moment
-        raise self.fail(key, f"{value!r}: give days (3 or '3d'), hours ('36h') or a new due "
-                             "date ('2026-09-25 23:59')")
+        raise self.wrong(key, EXTENSION, value)
+
+
+def _shown(value: Any) -> str:
+    """A value as a complaint quotes it: a mapping or list by its kind, anything else by its
+    ``repr``, cut short."""
+    if isinstance(value, (dict, list)):
+        return "a mapping" if isinstance(value, dict) else "a list"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def in_range(moment: dt.datetime) -> dt.datetime | None:

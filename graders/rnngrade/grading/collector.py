@@ -30,6 +30,7 @@ from rnngrade.grading.outcome import OUTCOME_KEY
 from rnngrade.grading.plugin import CHECK_KEY
 from rnngrade.grading.scoring import CaseOf
 from rnngrade.grading.session import report_sections
+from rnngrade.harness import markers
 from rnngrade.harness.checks.plugin import FAILURE_KEY, STUDENT_PROVIDER, short_failure
 from rnngrade.harness.runner.proxy import ModuleProxy
 from rnngrade.results.model import BUDGET_MESSAGE, CaseResult, FailureKind, Measurement, Outcome
@@ -105,7 +106,7 @@ class OutcomeCollector:
             self.items[item.nodeid] = CaseOf(name, case)
             path, line, _ = item.location
             self.places.setdefault(name, f"{item.config.rootpath / path}:{(line or 0) + 1}")
-            if self.device == "cpu" and item.get_closest_marker("cuda"):
+            if self.device == "cpu" and item.get_closest_marker(markers.CUDA.name):
                 item.add_marker(pytest.mark.skip(reason="grading on CPU only (--device cpu)"))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

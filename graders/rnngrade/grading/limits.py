@@ -17,14 +17,13 @@ import pluggy
 import pytest
 
 from rnngrade.errors import SuiteError
+from rnngrade.harness import markers
 from rnngrade.harness.checks.plugin import lab_of
 from rnngrade.harness.runner.proxy import ModuleProxy
-from rnngrade.lab_contract import MARKERS
 from rnngrade.labs import Lab, UnknownLabError, get_lab
 from rnngrade.limits import Limits
 
-_DECLARED = next(m for m in MARKERS if m.name == "limits")
-MARKER = _DECLARED.name
+MARKER = markers.LIMITS.name
 # An item's limits, worked out when it is collected (its markers and lab do not change after).
 _ITEM_LIMITS = pytest.StashKey[Limits]()
 
@@ -64,7 +63,7 @@ def _hidden_lab(item: pytest.Item) -> Lab | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", f"{_DECLARED.form}: {_DECLARED.meaning}")
+    markers.register(config, markers.LIMITS)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -39,13 +39,14 @@ import pytest
 
 from rnngrade.errors import SuiteError
 from rnngrade.grading import reference_cache
+from rnngrade.harness import markers
 from rnngrade.harness.checks.compare import CheckFailure
 from rnngrade.harness.checks.plugin import current_item, item_id, lab_of
 from rnngrade.harness.checks.seeding import seed_everything, seed_from_name
 from rnngrade.results.model import Baseline, Measurement
 from rnngrade.results.sanitize import clean_curve
 
-MARKER = "outcome"
+MARKER = markers.OUTCOME.name
 OUTCOME_KEY = "rnngrade_outcome"  # item.user_properties: one Measurement per figure
 LIMIT_NAMES = {"wall": "call_seconds", "cpu": "cpu_seconds", "memory": "memory_bytes"}
 NOT_RUN = ("not run: tests graded by outcome are switched off for this course "

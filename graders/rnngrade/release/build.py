@@ -25,6 +25,7 @@ from rnngrade.authoring.generate import fingerprints_for, notebook_for, stub_for
 from rnngrade.course.config import Course
 from rnngrade.course.schedule import answer_leaks
 from rnngrade.errors import ExitCode, RnngradeError
+from rnngrade.harness import markers
 from rnngrade.labs import Lab, available_labs
 from rnngrade.paths import course_root, templates_dir
 from rnngrade.release.audit import find_leaks
@@ -97,7 +98,7 @@ def public_points(paths: list[Path]) -> dict[str, float]:
 
         def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
             for item in items:
-                marker = item.get_closest_marker("points")
+                marker = item.get_closest_marker(markers.POINTS.name)
                 if marker is not None:
                     self.total[Path(item.path).parent.name] += float(marker.args[0])
 

@@ -18,11 +18,12 @@ from typing import Any
 
 import pytest
 
+from rnngrade.harness import markers
 from rnngrade.harness.checks.threads import pin_threads
 
 __all__ = ["MARKER", "PUBLIC_SKIP", "pin_threads", "progress"]
 
-MARKER = "outcome"
+MARKER = markers.OUTCOME.name
 PUBLIC_SKIP = "a training run: run it with  pytest --outcome  (it takes a while)"
 
 
@@ -33,9 +34,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "outcome(wall=..., cpu=..., memory=..., catches=(...)): graded by outcome "
-                   "(a training run measured against a band), in a fresh worker of its own")
+    markers.register(config, markers.OUTCOME)
     _CONFIG[:] = [config]
 
 

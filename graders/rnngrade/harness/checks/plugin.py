@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 import pytest
 
+from rnngrade.harness import markers
 from rnngrade.harness.checks.compare import CheckFailure
 from rnngrade.harness.checks.mistakes import explain
 from rnngrade.harness.checks.seeding import seed_everything, seed_from_name
@@ -39,8 +40,7 @@ pytest_plugins = ["rnngrade.harness.checks.outcome"]  # training runs: skipped u
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "points(n): points this public test is worth")
-    config.addinivalue_line("markers", "cuda: needs a CUDA device")
+    markers.register(config, markers.POINTS, markers.CUDA)
     config.stash[POINTS] = defaultdict(lambda: [0.0, 0.0])
 
 
@@ -177,7 +177,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     totals = config.stash[POINTS]
     config.stash[_ITEM_POINTS] = {}
     for item in items:
-        marker = item.get_closest_marker("points")
+        marker = item.get_closest_marker(markers.POINTS.name)
         if marker is None:
             continue
         lab = lab_of(Path(item.path))
