@@ -3,8 +3,9 @@
 A hidden gradient check first compares the submission's gradient with central differences along
 a few random directions per key (``rnngrade.harness.checks.gradcheck``) and runs the entry-wise
 check only when that fails. The directional check must therefore fail wherever the entry-wise one
-does: here both run on every case of every gradient check of labs 2 and 3, on the references,
-every known mistake of those labs and a handful of one-bug backward passes written here.
+does: here both run on every case of every gradient check of labs 2, 3 and 4, on the
+references, every known mistake of those labs and a handful of one-bug backward passes written
+here.
 """
 
 from __future__ import annotations
@@ -78,8 +79,8 @@ VARIANTS = {
 }
 
 
-def _suite(lab: str) -> types.ModuleType:
-    path = get_lab(lab).suite_dir() / SUITES[lab]
+def _suite_file(lab: str, name: str) -> types.ModuleType:
+    path = get_lab(lab).suite_dir() / name
     spec = importlib.util.spec_from_file_location(f"_directional_{lab}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -87,18 +88,30 @@ def _suite(lab: str) -> types.ModuleType:
     return module
 
 
+def _suite(lab: str) -> types.ModuleType:
+    return _suite_file(lab, SUITES[lab])
+
+
+def _parametrized(fn: Callable[..., None], name: str) -> Iterator[tuple[str, Callable[..., None],
+                                                                         dict]]:
+    """``fn`` (a test parametrised once) with each of its parameter sets, named as pytest
+    names the case."""
+    marks = [m for m in getattr(fn, "pytestmark", []) if m.name == "parametrize"]
+    assert len(marks) == 1, name
+    names = [n.strip() for n in marks[0].args[0].split(",")]
+    values = marks[0].args[1]
+    ids = marks[0].kwargs.get("ids") or [str(i) for i in range(len(values))]
+    for case_id, value in zip(ids, values):
+        if hasattr(value, "values"):  # a pytest.param: its values and its id
+            case_id, value = value.id or case_id, value.values
+        yield f"{name}[{case_id}]", fn, dict(zip(names, value))
+
+
 def _cases(suite: types.ModuleType) -> Iterator[tuple[str, Callable[..., None], dict]]:
     """Every gradient-check test of a suite with each of its parameter sets."""
     for name, fn in vars(suite).items():
-        if not (name.startswith("test_") and name.endswith("gradient_check")):
-            continue
-        marks = [m for m in getattr(fn, "pytestmark", []) if m.name == "parametrize"]
-        assert len(marks) == 1, name
-        names = [n.strip() for n in marks[0].args[0].split(",")]
-        values = marks[0].args[1]
-        ids = marks[0].kwargs.get("ids") or [str(i) for i in range(len(values))]
-        for case_id, value in zip(ids, values):
-            yield f"{name}[{case_id}]", fn, dict(zip(names, value))
+        if name.startswith("test_") and name.endswith("gradient_check"):
+            yield from _parametrized(fn, name)
 
 
 @cache
@@ -223,3 +236,83 @@ def test_every_checked_key_has_its_own_directions_in_every_case():
         assert all(len(v) == 2 for v in plan.directions.values())
     firsts = [plan.directions["dbf"][0] for plan in plans.values()]
     assert all(not np.array_equal(a, b) for a, b in itertools.combinations(firsts, 2))
+
+
+# ------------------------------------------------------------------------------------- lab 4
+# lab4 writes its own gradient check (relative errors expected 0, ``gradient_check`` in its
+# suite) with the same directional pass first: the same proof on its own cases.
+LAB4_VARIANTS = [
+    Mutant("own_candidate_tanh_derivative_dropped", "gru_cell_backward", "dzc = dcc", "",
+           (("dzc = dcc * (1 - cc**2)", "dzc = dcc"),)),
+    Mutant("own_update_sigmoid_derivative_dropped", "gru_cell_backward", "dzu = du", "",
+           (("dzu = du * u * (1 - u)", "dzu = du"),)),
+    Mutant("own_dbc_without_keepdims_broadcast", "gru_cell_backward", "dbc summed over all",
+           "", (("dbc = np.sum(dzc, axis=1, keepdims=True)",
+                 "dbc = np.sum(dzc, keepdims=True) * np.ones_like(dzc[:, :1])"),)),
+    Mutant("own_dr_from_a_next", "gru_cell_backward", "dr = dreset_state ⊙ a_next", "",
+           (("dr = dreset_state * a_prev", "dr = dreset_state * a_next"),)),
+]
+
+
+def _lab4_checks() -> list[tuple[str, Callable[..., object], tuple, types.ModuleType]]:
+    """Each case of lab4's gradient check as the grader draws it: (case, the check on a
+    module's own forward pass, its arguments, the suite)."""
+    suite = _suite_file("lab4", "test_gru_hidden.py")
+    fn = suite.test_gru_cell_backward_central_differences
+    found = []
+    for case, _, params in _parametrized(fn, "test_gru_cell_backward_central_differences"):
+        captured = []
+        suite.run_chained = lambda student, chain, args, run, own, classic, c=captured: \
+            c.append((own, args))
+        fn(check=types.SimpleNamespace(student=None),
+           rng=np.random.default_rng(seed_from_name(case)), **params)
+        (own, args), = captured
+        found.append((case, own, args, suite))
+    assert len(found) == 4
+    return found
+
+
+def _lab4_verdicts(mutant: Mutant | None) -> list[tuple[str, bool, bool]]:
+    """(case, entry-wise check caught it, directional check caught it) per case."""
+    proxy = ModuleProxy(InProcessRunner(_module("lab4", mutant)), "module")
+    found = []
+    for case, own, args, suite in _lab4_checks():
+        agreement = suite.directional_agreement
+        seen: list[object] = []
+
+        def recorded(*a: object, agreement: Callable[..., object] = agreement,
+                     seen: list[object] = seen, **k: object) -> object:
+            seen.append(agreement(*a, **k))
+            return seen[-1]
+
+        try:
+            suite.directional_agreement = lambda *a, **k: None  # entry-wise only
+            try:
+                errors = own(proxy, *args)
+            except Exception:  # noqa: BLE001 - a mistake that raises fails every check alike
+                continue
+            suite.directional_agreement = recorded
+            own(proxy, *args)
+        finally:
+            suite.directional_agreement = agreement
+        caught = not isinstance(errors, dict) or any(
+            not np.all(np.abs(np.asarray(e, dtype=np.float64)) <= suite.RELATIVE_ERROR.atol)
+            for e in errors.values())
+        found.append((case, caught, seen == [None]))
+    return found
+
+
+def test_lab4_reference_passes_along_every_direction():
+    verdicts = _lab4_verdicts(None)
+    assert verdicts and not any(e or d for _, e, d in verdicts), verdicts
+
+
+@pytest.mark.parametrize("mutant", [m for m in load_mutant_table(
+    get_lab("lab4").mutants_path()).mutants if m.function == "gru_cell_backward"]
+    + LAB4_VARIANTS, ids=lambda m: m.name)
+def test_lab4_no_mistake_the_entrywise_check_catches_passes_the_directional_one(mutant):
+    verdicts = _lab4_verdicts(mutant)
+    missed = [case for case, entrywise, directional in verdicts if entrywise and not directional]
+    assert not missed, f"{mutant.name} passes the directional check of {missed}"
+    if mutant in LAB4_VARIANTS:  # a real mistake: some case catches it
+        assert any(directional for _, _, directional in verdicts), mutant.name

@@ -242,6 +242,41 @@ def run_chained(student: Any, chain: Chain, args: tuple,
         return value
 
 
+def directional_agreement(m: Any, loss: OutputLoss, a: tuple, gradients: dict,
+                          shapes: dict[str, tuple[int, ...]], paths: dict[str, tuple],
+                          directions: dict[str, list[np.ndarray]],
+                          lab: str | None) -> dict[str, float] | None:
+    """Per key of ``directions``, the worst ``directional_error`` of the module's gradient
+    (``gradients[key]``, of shape ``shapes[key]``, differentiating the array at ``paths[key]``
+    in ``a``) along its directions, when every one is within ``DIRECTIONAL_RTOL``; None when one
+    is not, or a gradient cannot be read (then the entry-wise check says what is wrong).
+    lab None: differences of ``loss`` through the module ``m``; else through the lab's
+    reference (trusted side, memoised)."""
+    try:
+        arrays = {key: np.asarray(gradients[key], dtype=np.float64) for key in directions}
+    except Exception:  # noqa: BLE001 - whatever the student returned
+        return None
+    if any(g.shape != shapes[key] for key, g in arrays.items()):
+        return None
+    where = [(paths[key], directions[key]) for key in directions]
+    try:
+        found = (directional_differences(m, loss, a, where) if lab is None
+                 else reference_differences(lab, loss, a, where, directional=True))
+    except StudentError as exc:
+        if exc.kind not in _RETRIED:
+            raise  # a time or memory limit would only be hit again
+        return None
+    except CheckFailure:
+        return None
+    worst = {}
+    for key, numeric in zip(directions, found):
+        worst[key] = max(directional_error(arrays[key], v, float(d))
+                         for v, d in zip(directions[key], numeric))
+        if not worst[key] <= DIRECTIONAL_RTOL:  # NaN fails too
+            return None
+    return worst
+
+
 @dataclass(frozen=True)
 class GradientCheck:
     """What a gradient check compares, drawn once for every module it runs on
@@ -258,30 +293,13 @@ class GradientCheck:
     def along_directions(self, m: Any, a: tuple, mine: dict, lab: str | None) -> dict | None:
         """The probe's passing result when every gradient agrees along its directions; None
         when one does not, or cannot be read (the entry-wise check then says what is wrong)."""
-        try:
-            gradients = {key: np.asarray(mine[key], dtype=np.float64)
-                         for key in self.directions}
-        except Exception:  # noqa: BLE001 - whatever the student returned
-            return None
-        if any(g.shape != self.shapes[key] for key, g in gradients.items()):
-            return None
-        where = [(self.paths[key], self.directions[key]) for key in self.directions]
-        try:
-            found = (directional_differences(m, self.loss, a, where) if lab is None
-                     else reference_differences(lab, self.loss, a, where, directional=True))
-        except StudentError as exc:
-            if exc.kind not in _RETRIED:
-                raise  # a time or memory limit would only be hit again
-            return None
-        except CheckFailure:
+        worst = directional_agreement(m, self.loss, a, mine, self.shapes, self.paths,
+                                      self.directions, lab)
+        if worst is None:
             return None
         result = {key: np.ones(shape) for key, shape in self.shapes.items()}
-        for key, numeric in zip(self.directions, found):
-            worst = max(directional_error(gradients[key], v, float(d))
-                        for v, d in zip(self.directions[key], numeric))
-            if not worst <= DIRECTIONAL_RTOL:  # NaN fails too
-                return None
-            result[key][self.picks[key][0]] = 1.0 + worst * self.share
+        for key, error in worst.items():
+            result[key][self.picks[key][0]] = 1.0 + error * self.share
         return result
 
     def entrywise(self, m: Any, a: tuple, mine: dict, lab: str | None) -> dict:

@@ -10,7 +10,9 @@ The engine's modules behind these names may move; a suite imports nothing else o
 - checks: ``CheckFailure``, ``to_numpy``, ``assert_outputs``, the causal probe
   ``assert_causal``;
 - gradient checks: ``OutputLoss``, ``central_differences``, ``relative_error``,
-  ``sample_indices``, ``locate``;
+  ``sample_indices``, ``locate``; along random directions first (``random_directions``,
+  ``DIRECTIONS`` of them per key, ``directional_agreement`` within ``DIRECTIONAL_RTOL``), for a
+  suite that writes its own check (``expect_gradient_check`` does both);
 - chained checks (a function that consumes another's output, graded on the student's own
   upstream when it can feed it, else on the reference's):
   ``Chain``, ``expect_chained``, ``run_chained``, ``expect_gradient_check``,
@@ -35,6 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what a type checker sees; at run time ``__getattr__`` loads them
     from rnngrade.suite._grading import (
+        DIRECTIONAL_RTOL,
+        DIRECTIONS,
         EXACT,
         EXCEPTION,
         FLOAT32,
@@ -55,6 +59,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time ``__getattr__`` loads
         central_differences,
         cuda_unavailable_reason,
         device_params,
+        directional_agreement,
         expect_chained,
         expect_distinct_caches,
         expect_gradient_check,
@@ -62,6 +67,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time ``__getattr__`` loads
         locate,
         plots,
         promoted_oracle,
+        random_directions,
         reference_module,
         relative_error,
         run_chained,
@@ -71,6 +77,8 @@ if TYPE_CHECKING:  # what a type checker sees; at run time ``__getattr__`` loads
     )
 
 __all__ = [
+    "DIRECTIONAL_RTOL",
+    "DIRECTIONS",
     "EXACT",
     "EXCEPTION",
     "FLOAT32",
@@ -91,6 +99,7 @@ __all__ = [
     "central_differences",
     "cuda_unavailable_reason",
     "device_params",
+    "directional_agreement",
     "expect_chained",
     "expect_distinct_caches",
     "expect_gradient_check",
@@ -98,6 +107,7 @@ __all__ = [
     "locate",
     "plots",
     "promoted_oracle",
+    "random_directions",
     "reference_module",
     "relative_error",
     "run_chained",

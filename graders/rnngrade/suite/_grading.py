@@ -7,6 +7,7 @@ from rnngrade.diagnosis.mutants import Mutant
 from rnngrade.grading.chained import (
     Chain,
     add_note,
+    directional_agreement,
     expect_chained,
     expect_distinct_caches,
     expect_gradient_check,
@@ -18,9 +19,12 @@ from rnngrade.harness.checks.causal import assert_causal
 from rnngrade.harness.checks.compare import CheckFailure, to_numpy
 from rnngrade.harness.checks.devices import cuda_unavailable_reason, device_params
 from rnngrade.harness.checks.gradcheck import (
+    DIRECTIONAL_RTOL,
+    DIRECTIONS,
     OutputLoss,
     central_differences,
     locate,
+    random_directions,
     relative_error,
     sample_indices,
 )

@@ -12,6 +12,8 @@ import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from rnngrade.suite import (
+    DIRECTIONAL_RTOL,
+    DIRECTIONS,
     EXACT,
     EXCEPTION,
     Chain,
@@ -23,9 +25,11 @@ from rnngrade.suite import (
     Tolerance,
     central_differences,
     device_params,
+    directional_agreement,
     expect_chained,
     locate,
     promoted_oracle,
+    random_directions,
     reference_module,
     relative_error,
     run_chained,
@@ -66,6 +70,9 @@ RELATIVE_ERROR = Tolerance(1e-5, 0.0, "relative error against central difference
 # cuDNN's float32 GRU is itself ~1e-5 off, measured on an H200): each rounding is 6e-8 and a GRU
 # step or its backward sums a few dozen O(1) terms, so the student's float32 stays ~1e-6 off on
 # O(1) values and gradients. The float32 tolerance (1e-5 abs, 1e-4 rel) keeps 10x above.
+# A gradient that agrees along every direction within DIRECTIONAL_RTOL shows its worst
+# directional error at this share of RELATIVE_ERROR (≤ 1e-6 × 10 = 1e-5: within it).
+DIRECTIONAL_SHARE = RELATIVE_ERROR.atol / DIRECTIONAL_RTOL
 CUDA_FLOAT32 = Tolerance(1e-5, 1e-4, "float32 on CUDA (TF32 off) against float64; ~1e-6")
 
 
@@ -121,11 +128,17 @@ backward_of_forward = CELL.own()  # the module's gru_cell_backward on its own fo
 backward_of_reference = CELL.classic()  # ... on the cache of the reference's forward
 
 
-def gradient_check(m, xt, a_prev, p, da_next, indices, fed_by_reference=False):
+def gradient_check(m, xt, a_prev, p, da_next, indices, directions, fed_by_reference=False):
     """the relative error between a module's gru_cell_backward (on the cache of its own
     forward, or of the reference's) and central differences of that forward, at the sampled
     entries of each gradient (0 elsewhere). Run on a mutant it gives that mistake's errors, so a
-    student whose backward disagrees with their forward in the same way is diagnosed by name."""
+    student whose backward disagrees with their forward in the same way is diagnosed by name.
+
+    First along ``directions`` (per key, unit vectors over the whole array: two loss
+    evaluations each, every entry taking part): when every gradient agrees within
+    ``DIRECTIONAL_RTOL``, the errors are 0 but the worst directional one, scaled to this check's
+    tolerance, at the first sampled entry of each key; otherwise the entry-wise errors above,
+    so a failing report and its diagnosis are what the entry-wise check gives."""
     backward = backward_of_reference if fed_by_reference else backward_of_forward
     grads = backward(m, xt, a_prev, p, da_next)
     if not isinstance(grads, dict):
@@ -144,6 +157,15 @@ def gradient_check(m, xt, a_prev, p, da_next, indices, fed_by_reference=False):
         values[key] = value
     # L = Σ da_next ⊙ a_next; every entry's L(θ ± ε) in one call beside the module
     loss = OutputLoss("gru_cell_forward", 3, ((0, da_next),))
+    shapes = {key: targets[key].shape for key in indices}
+    paths = {key: locate(targets[key], args) for key in indices}
+    worst = directional_agreement(m, loss, args, values, shapes, paths, directions,
+                                  "lab4" if fed_by_reference else None)
+    if worst is not None:
+        errors = {key: np.zeros(shape) for key, shape in shapes.items()}
+        for key, error in worst.items():
+            errors[key][indices[key][0]] = error * DIRECTIONAL_SHARE
+        return errors
     source = ModuleProxy(InProcessRunner(reference_module("lab4"))) if fed_by_reference else m
     numeric = central_differences(source, loss, args, [(locate(targets[key], args), entries)
                                                        for key, entries in indices.items()])
@@ -340,11 +362,13 @@ def test_gru_cell_backward_central_differences(check, rng, n_x, n_a, m):
     xt, a_prev, p, da_next = classic_inputs(rng, n_x, n_a, m)
     shapes = {"dxt": xt.shape, "da_prev": a_prev.shape} | {f"d{k}": v.shape for k, v in p.items()}
     indices = {key: sample_indices(shape, 6, rng) for key, shape in shapes.items()}
+    directions = {key: random_directions(shape, DIRECTIONS, rng) for key, shape in shapes.items()}
+
     def own(mod, *a):
-        return gradient_check(mod, *a, indices)
+        return gradient_check(mod, *a, indices, directions)
 
     def fed_by_reference(mod, *a):
-        return gradient_check(mod, *a, indices, fed_by_reference=True)
+        return gradient_check(mod, *a, indices, directions, fed_by_reference=True)
 
     def run(probe):
         whose = "the course's" if probe is fed_by_reference else "your"
