@@ -143,3 +143,30 @@ def test_fingerprints_that_coincide_on_a_case_are_not_shipped():
         both = mistake_fingerprints(vectors, cases, [mutant, twin], source)
     assert any(e.endswith("::da0_left_at_zeros") for e in alone)
     assert not both
+
+
+# rnn_forward copying each new state into one a_prev buffer: at T = 1 nothing is shared, but the
+# step's cached a_prev holds the new state, not a0
+RNN_FORWARD_ONE_BUFFER = (("    a_prev = a0\n", "    a_prev = a0.copy()\n"),
+                          ("        a_prev = a_next\n", "        a_prev[:] = a_next\n"))
+
+
+def test_a_cache_layout_that_is_wrong_otherwise_is_not_a_state_from_zeros(tmp_path):
+    """(d) The caches check at T = 1 of an rnn_forward with one state buffer: its cache is no
+    step's, as state_starts_at_zeros's is not either, but it holds something else (the new
+    state as a_prev, not zeros). The layout says what it holds, so no known mistake is named
+    there; the T = 4 case names the shared buffer."""
+    failing = _graded(tmp_path, "lab1", RNN_FORWARD_ONE_BUFFER)
+    assert list(failing) == ["test_rnn_forward_caches"], list(failing)
+    test = failing["test_rnn_forward_caches"]
+    assert [d.name for d in test.diagnosis] == ["cached_entries_share_one_array"], test.diagnosis
+    one_step = next(c for c in test.cases if c.case == "T1")
+    assert not any(d.source == KNOWN for d in one_step.diagnosis), one_step.diagnosis
+    assert "(a_next, a_next, xt, parameters)" in one_step.message, one_step.message
+
+
+def test_a_state_from_zeros_is_still_named_by_the_caches_check(tmp_path):
+    failing = _graded(tmp_path, "lab1", (("    a_prev = a0\n",
+                                          "    a_prev = np.zeros_like(a0)\n"),))
+    test = failing["test_rnn_forward_caches"]
+    assert [d.name for d in test.diagnosis] == ["state_starts_at_zeros"], test.diagnosis

@@ -3,6 +3,7 @@ formula: the same sentence for the same slip, none for the reference or a known 
 
 from __future__ import annotations
 
+import ast
 import copy
 import importlib.util
 import re
@@ -15,19 +16,22 @@ from typing import Any
 import numpy as np
 import pytest
 
-from rnngrade.authoring.generate import stale_files
+from rnngrade.authoring.edit_tables import _about
+from rnngrade.authoring.generate import _load_cases, stale_files
 from rnngrade.diagnosis.mutants import load_mutant_table, load_source_as_module, strip_markers
 from rnngrade.grading.engine import grade
 from rnngrade.harness.checks import edit_prints
 from rnngrade.harness.checks.mistakes import explain, fingerprints_path, known_mistakes
-from rnngrade.harness.checks.tolerance import tolerance_for
+from rnngrade.harness.checks.tolerance import FLOAT64, tolerance_for
 from rnngrade.harness.checks.vectors import PublicVectors, dump_vectors
 from rnngrade.labs import available_labs, get_lab
+from rnngrade.paths import course_root
 from rnngrade.results.model import DiagnosisSource
 
 from .data.slips.cell_backward import SLIPS, Slip
 
 EDIT_LINE = "(your result equals the course's formula with this one change"
+ROOT = course_root()
 CELL_CASE = "cell_backward_small"  # the float64 case of each cell backward (float32: no table)
 
 
@@ -214,3 +218,45 @@ def test_the_graders_edit_corpus_is_named_alike_in_the_public_tests(capsys):
               f"{len(misleading)} misleading")
     assert not misleading, misleading
     assert named >= 0.8 * len(CORPUS)
+
+
+def _cases_in_order(function: ast.FunctionDef, cases: set[str]) -> list[str]:
+    """The public case names a test function's source mentions, in the order written."""
+    found = [n for n in ast.walk(function) if isinstance(n, ast.Constant)
+             and isinstance(n.value, str) and n.value in cases]
+    return [n.value for n in sorted(found, key=lambda n: (n.lineno, n.col_offset))]
+
+
+def test_a_float32_case_comes_after_a_float64_case_that_names_the_slip():
+    """Float32 cases carry no edit table (``authoring/edit_tables.py`` says why). Wherever a
+    public test checks a float32 case of a function that float64 tables cover, it checks a
+    float64 case of that function with a table first, so a slip fails, and is named, there; a
+    test of float32 alone (lab6's rows in float32) has a float64 test with a table beside it."""
+    covered, alone = 0, []
+    for lab in available_labs():
+        path = lab.public_fixture_path()
+        if not path.exists() or not fingerprints_path(path).exists():
+            continue
+        vectors = PublicVectors(path)
+        tables = {n.split("::")[0] for n in edit_tables(lab.name)}
+        about = {n: _about(spec, lab.functions) for n, spec in _load_cases(lab, ROOT).items()}
+        with_table = {about[t] for t in tables}
+        for test_file in sorted(lab.assignment_dir().glob("test_*.py")):
+            tests = [f for f in ast.parse(test_file.read_text()).body
+                     if isinstance(f, ast.FunctionDef)]
+            checked = [_cases_in_order(f, set(about)) for f in tests]
+            for names in checked:
+                for i, name in enumerate(names):
+                    function = about[name]
+                    if function not in with_table or \
+                            tolerance_for(*vectors.case(name).args) == FLOAT64:
+                        continue
+                    if any(n in tables and about[n] == function for n in names[:i]):
+                        covered += 1
+                    elif any(n in tables and about[n] == function for other in checked
+                             for n in other):
+                        alone.append(f"{lab.name}:{name}")
+                    else:
+                        raise AssertionError(f"{lab.name}: {name} of {function} is checked "
+                                             "with no float64 case of it that has a table")
+    assert covered >= 13 and alone == ["lab6:softmax_batch_float32"], (covered, alone)

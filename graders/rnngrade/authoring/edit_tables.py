@@ -12,8 +12,18 @@ names as each check does, get none. An edit whose outputs equal the expected
 ones, or another edit's with a different sentence, gets no row: the public side then names
 neither, as the grader names no edit when two explain a value.
 
-Float32 cases get no rows: their outputs differ between machines by more than a grid can absorb
-without making committed tables change from one machine to the next.
+Float32 cases get no rows: the stored bytes would change from one machine to the next. A table
+stores, per element, which of two grids puts the value mid-cell (``halves``); another machine's
+float32 result flips that bit when it lands across a quarter-cell boundary, with a probability of
+about 4·|δ|/q per element. Measured on the public float32 cases (δ: the float32 result against the
+same case computed in float64, a bound for another order of float32 sums; q: the grid a FLOAT32
+table would use), δ/q reaches 3.4e-4 and the expected flips per row are 1e-3 to 2.4e-2: times the
+rows of the float64 sibling (lab3 cell_backward_small: 1000, lab4 gru_cell_backward_small: 535),
+about 10 and 7 changed bits per regeneration, so ``generate --check`` would fail on other
+machines. A grid coarse enough to make that rare (q a thousand times larger, about 1 on O(1)
+outputs) would let different edits share a cell. Instead each public test checks its float64
+case first (``tests/test_public_edits.py`` checks the order): a slip fails there and is named
+there, before the float32 case is reached.
 """
 
 from __future__ import annotations

@@ -28,6 +28,8 @@ import numpy as np
 from rnngrade.diagnosis.dataflow import Flow, flow_of
 from rnngrade.diagnosis.edits import edit_diagnosis
 from rnngrade.harness.capture import MAX_ELEMENTS, MAX_NAMES, MAX_TOTAL, RETURN
+from rnngrade.harness.checks.outputs import listed as _listed
+from rnngrade.harness.checks.outputs import output_name, outputs_sentence
 from rnngrade.harness.runner.base import CallResult, FunctionRef
 from rnngrade.harness.runner.proxy import ModuleProxy
 from rnngrade.results.model import Diagnosis, DiagnosisSource
@@ -35,10 +37,8 @@ from rnngrade.results.model import Diagnosis, DiagnosisSource
 LOCALISED = DiagnosisSource.LOCALISED.value
 EVIDENCE = ("your function's own intermediate values, compared with the course's on the same "
             "inputs (check `{check}`)")
-MAX_LISTED = 4  # names listed in one sentence before "and N more"
 _LABEL = re.compile(r"^[A-Za-z_]\w{0,59}(\[(\d{1,3}|'[A-Za-z_]\w{0,39}')\])?$")
 _PLAIN = re.compile(r"^[A-Za-z_]\w*$")
-_GROUPS = (("dW", "weight gradient"), ("db", "bias gradient"))
 
 
 @dataclass
@@ -253,18 +253,6 @@ def _student_name(node: str, want: np.ndarray, deps: list[str], matched: dict[st
 
 # ------------------------------------------------------------------ the sentence
 
-def output_name(label: str, names: tuple[str, ...] | None) -> str:
-    """``['dxt']`` → ``dxt``; ``[1]`` → the check's name for it, or "output 2"."""
-    keyed = re.fullmatch(r"\['(.+)'\]", label)
-    if keyed:
-        return keyed.group(1)
-    indexed = re.fullmatch(r"\[(\d+)\]", label)
-    if indexed:
-        i = int(indexed.group(1))
-        return names[i] if names and i < len(names) else f"output {i + 1}"
-    return "the result"
-
-
 def outputs_status(comparisons: list[Any], check: str, names: tuple[str, ...] | None
                    ) -> dict[str, bool]:
     """{output label: right} from the check's comparisons (labels as the flow's outputs)."""
@@ -279,39 +267,6 @@ def outputs_status(comparisons: list[Any], check: str, names: tuple[str, ...] | 
             continue
         status[label] = status.get(label, True) and bool(c.ok)
     return status
-
-
-def _listed(items: list[str]) -> str:
-    quoted = [f"`{i}`" for i in items[:MAX_LISTED]]
-    if len(items) > MAX_LISTED:
-        quoted.append(f"{len(items) - MAX_LISTED} more")
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
-
-
-def _grouped(items: list[str], others: list[str]) -> str:
-    """``items`` listed, a family of gradients all of which are here as "every weight
-    gradient"."""
-    words, rest = [], list(items)
-    for prefix, word in _GROUPS:
-        family = [i for i in rest if i.startswith(prefix)]
-        if len(family) >= 2 and not any(o.startswith(prefix) for o in others):
-            words.append(f"every {word}")
-            rest = [i for i in rest if i not in family]
-    if not rest:
-        return " and ".join(words)
-    return _listed(rest) + "".join(f" and {w}" for w in words)
-
-
-def outputs_sentence(status: Mapping[str, bool], names: tuple[str, ...] | None) -> str:
-    """"`dc_prev` is wrong; `da_prev`, `dxt` and every weight gradient are right" ("" when
-    the function has one output or none is right)."""
-    wrong = [output_name(k, names) for k, ok in status.items() if not ok]
-    right = [output_name(k, names) for k, ok in status.items() if ok]
-    if not wrong or not right:
-        return ""
-    verb = "is" if len(wrong) == 1 else "are"
-    return (f"{_grouped(wrong, right)} {verb} wrong; {_grouped(right, wrong)} "
-            f"{'is' if len(right) == 1 else 'are'} right")
 
 
 def diagnosis(function: str, check: str, flow: Flow | None, located: Located | None,

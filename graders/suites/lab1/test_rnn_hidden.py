@@ -228,8 +228,9 @@ def forward_caches_layout(m, x, a0, p):
         candidates = _step_caches(m, x, a0, p, a)
         found = [_step_of(entry, candidates) for entry in steps]
         listed = (f"the {T_x} step caches in order" if found == list(range(T_x)) else
-                  "the caches of steps [" + ", ".join("?" if s is None else str(s)
-                                                      for s in found) + "]")
+                  "the caches of steps [" + ", ".join(
+                      _unmatched_step(entry, t, x, a0, p, a) if s is None else str(s)
+                      for t, (entry, s) in enumerate(zip(steps, found))) + "]")
     return f"({listed}, {'x' if _same(inputs, x, tolerance_for(x)) else _kind(inputs)})"
 
 
@@ -258,6 +259,19 @@ def _step_caches(m, x, a0, p, a):
     finally:
         del m.calls[logged:]
     return options
+
+
+def _unmatched_step(entry, t, x, a0, p, a):
+    """A cache that is no step's, described item by item against step ``t`` of the classic
+    layout on the states rnn_forward returned: ``(a_next, a_next, xt, parameters)`` for a cached
+    a_prev that holds the new state. Two different wrong caches read differently here, so a
+    known mistake matches this check only when its cache holds what the student's does (a bare
+    "?" let a cache from zeros stand for one overwritten by the new state)."""
+    if not (isinstance(a, np.ndarray) and a.shape == (a0.shape[0], a0.shape[1], x.shape[2])):
+        return "?"
+    named = {"a_next": a[:, :, t], "a_prev": a0 if t == 0 else a[:, :, t - 1],
+             "xt": x[:, :, t], "parameters": p}
+    return _layout(entry, named, tolerance_for(x))
 
 
 def _step_of(entry, candidates):

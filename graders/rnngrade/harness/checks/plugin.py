@@ -18,6 +18,7 @@ import pluggy
 import pytest
 
 from rnngrade.harness import markers
+from rnngrade.harness.checks.arguments import WriteCheckingProxy
 from rnngrade.harness.checks.compare import CheckFailure
 from rnngrade.harness.checks.mistakes import explain
 from rnngrade.harness.checks.seeding import seed_everything, seed_from_name
@@ -36,6 +37,10 @@ STUDENT_PROVIDER = pytest.StashKey[Callable[[pytest.FixtureRequest], ModuleProxy
 POINTS = pytest.StashKey[dict]()
 _ITEM_POINTS = pytest.StashKey[dict]()
 FAILURE_KEY = "rnngrade_failure"
+_WRITES = pytest.StashKey[list]()  # lines on argument writes seen during a failed test
+# A public test module may list the functions whose contract lets them change their arguments
+# (``MAY_MODIFY = ("clip",)``: in-place clipping is allowed); their writes are not reported.
+MAY_MODIFY = "MAY_MODIFY"
 pytest_plugins = ["rnngrade.harness.checks.outcome"]  # training runs: skipped unless --outcome
 
 
@@ -58,7 +63,7 @@ def _local_student(request: pytest.FixtureRequest) -> ModuleProxy:
         raise pytest.UsageError(f"{request.path}: set STUDENT_MODULE = '<file name without .py>'")
     path = Path(request.path).parent / f"{module_name}.py"
     source = path.read_text(encoding="utf-8")
-    return ModuleProxy(InProcessRunner.from_source(source, str(path), capture=False))
+    return WriteCheckingProxy(InProcessRunner.from_source(source, str(path), capture=False))
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +142,59 @@ def short_failure(exc: BaseException) -> dict[str, Any] | None:
     return None
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    """Argument writes: the student's functions run on copies of what a public test passes, so
+    an in-place write leaves the test's arrays alone and its values may still pass. Each call's
+    arguments as passed are compared with the copies after it as the call returns
+    (``WriteCheckingProxy``); after the test, a write by a
+    function the test is about (named in the test's name; every function called when none is)
+    fails the test; on a test that fails anyway, every write is reported with the failure."""
+    proxy = _local_proxy(item)
+    start = len(proxy.calls) if proxy is not None else 0
+    try:
+        outcome = yield
+    except BaseException:
+        if proxy is not None:
+            item.stash[_WRITES] = [line for _, line in _writes(item, proxy, start)]
+        raise
+    if proxy is not None:
+        writes = _writes(item, proxy, start)
+        called = {c.function for c in proxy.calls[start:]}
+        own = [line for function, line in writes if _is_subject(function, item, called)]
+        if own:
+            raise CheckFailure("\n".join(own))
+    return outcome
+
+
+def _local_proxy(item: pytest.Item) -> WriteCheckingProxy | None:
+    """The ``student`` fixture of a public test run by the student: the module next to the
+    test (the grader checks the arguments of its own calls)."""
+    funcargs = getattr(item, "funcargs", {})
+    proxy = funcargs.get("student") if isinstance(funcargs, dict) else None
+    return proxy if isinstance(proxy, WriteCheckingProxy) else None
+
+
+def _writes(item: pytest.Item, proxy: WriteCheckingProxy, start: int) -> list[tuple[str, str]]:
+    """``(function, line)``: the first argument write of each function the test called
+    (from the call at index ``start`` on), but those the test module's ``MAY_MODIFY`` lists."""
+    allowed = set(getattr(getattr(item, "module", None), MAY_MODIFY, ()))
+    found: dict[str, str] = {}
+    for index, function, line in proxy.writes:
+        if index >= start and function not in allowed:
+            found.setdefault(function, line)
+    return list(found.items())
+
+
+def _is_subject(function: str, item: pytest.Item, called: set[str]) -> bool:
+    """Whether ``function`` is what the test is about: named in the test's name, or any
+    function when the test's name names none of those it ``called`` (a test of
+    ``lstm_cell_backward`` that runs your ``lstm_cell_forward`` for its cache is no test of the
+    forward step's arguments)."""
+    named = {f for f in called if re.search(rf"(^|_){re.escape(f)}(_|$)", item.name)}
+    return function in named if named else True
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
                               ) -> Generator[None, pluggy.Result[pytest.TestReport], None]:
@@ -149,6 +207,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
         return
     if not summary["diagnosis"]:
         summary["diagnosis"] = explain_public_failure(call.excinfo.value, item)
+    summary["diagnosis"] += [w for w in item.stash.get(_WRITES, [])
+                             if w not in summary["diagnosis"] and w not in summary["message"]]
     report.user_properties.append((FAILURE_KEY, summary))
     text = summary["message"]
     text += "".join(f"\nthis looks like: {d}" for d in summary["diagnosis"])

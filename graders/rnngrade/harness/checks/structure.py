@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,7 @@ from rnngrade.harness.checks.compare import (
     compare,
     expected_dtype_of,
 )
+from rnngrade.harness.checks.outputs import outputs_sentence
 from rnngrade.harness.checks.tolerance import EXACT, Tolerance, tolerance_for
 
 
@@ -134,6 +136,43 @@ def assert_outputs(got: Any, want: Any, name: str, *, names: tuple[str, ...] | N
     comparisons = compare_tree(got, want, tol, name, names, expected_dtype_of(*inputs), reveal)
     failed = [c for c in comparisons if not c.ok]
     if failed:
-        failure = CheckFailure("\n".join(c.message() for c in failed), comparisons)
+        located = outputs_line(comparisons, name, names)
+        failure = CheckFailure("\n".join([*(c.message() for c in failed),
+                                          *([located] if located else [])]), comparisons)
         failure.observed = (got, want, tol, name, names)  # for naming the mistake, if known
         raise failure
+
+
+_TOP = re.compile(r"^(\[(?:\d+|'[^']*')\])")
+
+
+def outputs_line(comparisons: list[Comparison], name: str,
+                 names: tuple[str, ...] | None) -> str:
+    """"`dc_prev` is wrong; `da_prev`, `dxt` and every weight gradient are right": which of the
+    result's outputs (its entries one level down, by the names the check gives them) fail and
+    which pass, from the check's own comparisons, so at its tolerance. An output is right only
+    when every comparison inside it passed. "" for a result of one output, when none is right,
+    or when the result as a whole has the wrong structure (no outputs to tell apart)."""
+    status: dict[str, bool] = {}
+    for c in comparisons:
+        label = _output_label(c.name, name, names)
+        if label is None:
+            return ""
+        status[label] = status.get(label, True) and bool(c.ok)
+    # a test that puts its check's name before each output's ("lstm_cell_forward (small)
+    # c_next") is read by the output's own name
+    shown = tuple(n.removeprefix(f"{name} ") for n in names) if names else names
+    return outputs_sentence(status, shown)
+
+
+def _output_label(leaf: str, name: str, names: tuple[str, ...] | None) -> str | None:
+    """The output a comparison's name lies in, as ``[i]`` or ``['key']``; None: the whole
+    result."""
+    for i, given in enumerate(names or ()):
+        if leaf == given or leaf.startswith(f"{given}["):
+            return f"[{i}]"
+    if leaf.startswith(name):
+        top = _TOP.match(leaf[len(name):])
+        if top:
+            return top.group(1)
+    return None
