@@ -182,7 +182,9 @@ class Chain:
                                                 self.arity, self.cache)
 
         def on_classic_cache(m: Any, *args: Any) -> Any:
-            built = getattr(reference_module(lab), forward)(*args[:arity])[cache]
+            # memoised and shared: the module's function gets the cache as its runner copies
+            # arguments (a deep copy, or the sandbox's wire), never the stored value itself
+            built = reference_call(lab, forward, tuple(args[:arity]))[cache]
             return getattr(m, backward)(*args[arity:], built)
         return on_classic_cache
 
