@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from rnngrade.diagnosis.aliasing import cache_entry_names, describe_paths, shared_cache_groups
+from rnngrade.diagnosis.aliasing import (
+    _one_array,
+    _overlapping_pairs,
+    cache_entry_names,
+    describe_paths,
+    shared_cache_groups,
+)
 
 NAMES = ("a_next", "a_prev", "xt", "parameters")
 TOL = (1e-12, 1e-10)
@@ -59,3 +65,21 @@ def test_entry_names_come_from_the_reference_cell():
               "    cache = (a_next, a_prev, xt, p)\n    return a_next, cache\n")
     assert cache_entry_names(source, "cell") == ("a_next", "a_prev", "xt", "p")
     assert cache_entry_names(source, "other") == ()
+
+
+def test_overlapping_pairs_find_every_pair_of_one_memory() -> None:
+    """The bounds sweep keeps every pair the all-pairs loop found sharing memory, in its order:
+    the same array twice, slices of one buffer, a strided view, and unrelated arrays."""
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        buffers = [rng.standard_normal((4, 5, 6)) for _ in range(3)]
+        arrays: list[np.ndarray] = []
+        for _ in range(int(rng.integers(1, 25))):
+            b = buffers[int(rng.integers(3))]
+            arrays.append([b, b[:, :, int(rng.integers(6))], b[int(rng.integers(4))],
+                           b[:, ::2, 1:], rng.standard_normal((4, 5))][int(rng.integers(5))])
+        arrays.append(arrays[0])
+        every = [(i, j) for i in range(len(arrays)) for j in range(i)
+                 if _one_array(arrays[i], arrays[j])]
+        assert [(i, j) for i, j in _overlapping_pairs(arrays)
+                if _one_array(arrays[i], arrays[j])] == every

@@ -13,6 +13,11 @@ from typing import Any
 
 import numpy as np
 
+try:
+    from numpy.lib.array_utils import byte_bounds
+except ImportError:  # NumPy < 2
+    byte_bounds = getattr(np, "byte_bounds")  # noqa: B009 - absent from NumPy 2 stubs
+
 from rnngrade.harness.checks.compare import to_numpy
 from rnngrade.results.model import Diagnosis, DiagnosisSource
 
@@ -125,6 +130,23 @@ def _one_array(a: np.ndarray, b: np.ndarray) -> bool:
     return a is b or (np.may_share_memory(a, b) and bool(np.shares_memory(a, b)))
 
 
+def _overlapping_pairs(arrays: list[np.ndarray]) -> list[tuple[int, int]]:
+    """The pairs ``(i, j)``, ``j < i``, of ``arrays`` (non-empty) whose memory bounds meet, in
+    the order of a loop over ``i`` then ``j``: every pair ``_one_array`` can hold for (the same
+    array, or views of one memory, lie within each other's bounds), found by sorting the bounds
+    instead of trying all n² pairs (a sequence's caches hold hundreds of arrays)."""
+    bounds = [byte_bounds(a) for a in arrays]
+    order = sorted(range(len(arrays)), key=lambda i: bounds[i][0])
+    pairs = []
+    open_: list[int] = []  # earlier in ``order``, their upper bound not yet passed
+    for i in order:
+        low = bounds[i][0]
+        open_ = [k for k in open_ if bounds[k][1] >= low]  # bounds meet: <=, to be generous
+        pairs += [(max(i, k), min(i, k)) for k in open_]
+        open_.append(i)
+    return sorted(pairs)
+
+
 def shared_cache_groups(mine: Any, theirs: Any, atol: float, rtol: float) -> list[list[Path]]:
     """Groups of cache paths where the student's arrays are one array (or views of one memory)
     while the reference's at the same paths are distinct arrays holding different values.
@@ -145,16 +167,15 @@ def shared_cache_groups(mine: Any, theirs: Any, atol: float, rtol: float) -> lis
         return i
 
     flagged: set[int] = set()
-    for i, (p, a) in enumerate(student):
-        for j in range(i):
-            q, b = student[j]
-            if a.shape != b.shape or not _one_array(a, b):
-                continue
-            r, s = ours[p], ours[q]
-            if _one_array(r, s) or np.array_equal(r, s):
-                continue  # the reference shares (or holds equal values) here too
-            parent[root(i)] = root(j)
-            flagged.update((i, j))
+    for i, j in _overlapping_pairs([a for _, a in student]):
+        (p, a), (q, b) = student[i], student[j]
+        if a.shape != b.shape or not _one_array(a, b):
+            continue
+        r, s = ours[p], ours[q]
+        if _one_array(r, s) or np.array_equal(r, s):
+            continue  # the reference shares (or holds equal values) here too
+        parent[root(i)] = root(j)
+        flagged.update((i, j))
     if not flagged:
         return []
     for i, (p, a) in enumerate(student):

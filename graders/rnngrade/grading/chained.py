@@ -73,27 +73,43 @@ def reference_module(lab: str) -> Any:
     return current_item().config.stash[LAB_ASSETS](lab).reference
 
 
+def trusted_value(what: str, args: tuple, extra: Any, run: Callable[[], Any]) -> Any:
+    """``run()``, a computation on the trusted side that depends only on ``args`` and ``extra``
+    (plain data), memoised across submissions when the session keeps a memo. The value is
+    shared with the memo: the caller only reads it."""
+    from rnngrade.grading.memo import EXPECTATION_MEMO
+    from rnngrade.harness.checks.plugin import current_item
+
+    try:
+        memo = current_item().config.stash.get(EXPECTATION_MEMO, None)
+    except IndexError:  # called outside a running test: nothing to keep it in
+        memo = None
+    if memo is None:
+        return run()
+    return memo.compute(memo.key(what, None, args, extra), "reference", run, shared=True)
+
+
+def reference_call(lab: str, function: str, args: tuple) -> Any:
+    """``function(*args)`` of the lab's reference (trusted side), memoised as ``trusted_value``
+    says: only read."""
+    return trusted_value(f"{function} of the reference", args, lab,
+                         lambda: getattr(reference_module(lab), function)(*args))
+
+
 def reference_differences(lab: str, loss: OutputLoss, args: tuple, where: list,
                           directional: bool = False) -> list[np.ndarray]:
     """``central_differences`` (``directional_differences`` when ``directional``) through the
     lab's reference (trusted side), memoised when the session keeps a memo. Found through the
     running item, not captured: a probe that calls this stays digestible, so its own results
     are memoised too."""
-    from rnngrade.grading.memo import EXPECTATION_MEMO
-    from rnngrade.harness.checks.plugin import current_item
-
     differences = directional_differences if directional else central_differences
 
     def run() -> list[np.ndarray]:
         return differences(ModuleProxy(InProcessRunner(reference_module(lab))), loss, args,
                            where)
 
-    memo = current_item().config.stash.get(EXPECTATION_MEMO, None)
-    if memo is None:
-        return run()
     what = "directional" if directional else "central"
-    key = memo.key(f"{what} differences of the reference", None, args, (lab, loss, where))
-    return memo.compute(key, "reference", run, shared=True)  # only read
+    return trusted_value(f"{what} differences of the reference", args, (lab, loss, where), run)
 
 
 def expect_distinct_caches(lab: str, function: str, result: Any, index: int, args: tuple,
@@ -107,8 +123,8 @@ def expect_distinct_caches(lab: str, function: str, result: Any, index: int, arg
     nothing."""
     if not isinstance(result, tuple | list) or not -len(result) <= index < len(result):
         return  # the checks of the outputs say what is wrong
-    reference = reference_module(lab)
-    theirs = getattr(reference, function)(*args)[index]
+    # not memoised: a stored copy would not keep views of one memory as the reference made them
+    theirs = getattr(reference_module(lab), function)(*args)[index]
     tol = tolerance_for(*args)
     groups = shared_cache_groups(result[index], theirs, tol.atol, tol.rtol)
     if not groups:
@@ -166,7 +182,9 @@ class Chain:
                                                 self.arity, self.cache)
 
         def on_classic_cache(m: Any, *args: Any) -> Any:
-            built = getattr(reference_module(lab), forward)(*args[:arity])[cache]
+            # memoised and shared: the module's function gets the cache as its runner copies
+            # arguments (a deep copy, or the sandbox's wire), never the stored value itself
+            built = reference_call(lab, forward, tuple(args[:arity]))[cache]
             return getattr(m, backward)(*args[arity:], built)
         return on_classic_cache
 
@@ -185,7 +203,7 @@ class Chain:
             return "does not return a tuple"
         finally:
             student.calls.clear()
-        want = getattr(reference_module(self.lab), self.forward)(*forward_args)[:self.outputs]
+        want = reference_call(self.lab, self.forward, forward_args)[:self.outputs]
         try:
             compared = compare_tree(tuple(got) if isinstance(got, list) else got, tuple(want),
                                     tolerance_for(*forward_args), self.forward, None, None)
@@ -333,7 +351,8 @@ def plan_gradient_check(reference: Any, backward: Callable[..., Any], loss: Outp
                         count: int = 6) -> GradientCheck:
     """The entries and directions of ``expect_gradient_check`` (its arguments), drawn from
     ``rng``: the entries first, so they are the ones the entry-wise check always sampled."""
-    wanted = backward(reference, *args)
+    wanted = trusted_value("gradients of the reference", args, backward,
+                           lambda: backward(reference, *args))
     picks = {}
     for key, (array, allowed) in targets.items():
         size = np.abs(np.asarray(wanted[key], dtype=np.float64))
