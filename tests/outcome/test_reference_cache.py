@@ -352,7 +352,8 @@ def test_trained(student, reference, outcome):
 TRAINED_FILES = {f"graders/suites/{TOY}/lab.yaml": LAB_YAML.replace("[twice]", "[twice, train]"),
                  f"graders/suites/{TOY}/rubric.yaml": (f"lab: {TOY}\ntests:\n  test_trained: "
                                                        "{points: 1, title: \"trained\"}\n"),
-                 f"graders/suites/{TOY}/test_toy_hidden.py": TRAINED_SUITE,
+                 # a name of its own: a suite module of another test may still be imported
+                 f"graders/suites/{TOY}/test_trained_hidden.py": TRAINED_SUITE,
                  f"solutions/{TOY}/toy.py": TRAINED_SOLUTION}
 
 
@@ -377,7 +378,8 @@ def test_a_figure_of_a_trained_result_is_measured_unless_it_is_the_reference_s(
     exec(source, namespace)
     own = float(np.sum(np.asarray(namespace["train"](5)["w"], dtype=np.float64) ** 2))
     reference = float(np.sum(np.linspace(0.0, 1.0, 5) ** 2))
-    assert cold == warm
+    assert cold == warm, cold
+    assert cold[0][3], cold
     figure = cold[0][3][0]
     assert figure["value"] == own and figure["baselines"][0]["value"] == reference
     # the reference's figure once (cold), the submission's own in each session unless it is
