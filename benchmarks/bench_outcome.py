@@ -6,9 +6,11 @@
 
 The batch holds the reference, the stub, every known mistake of the lab and, up to ``--count``,
 copies of the reference under other names. It prints the batch's wall time and throughput, the
-mean grading time per submission, and the outcome tests' share of it (their time over the
-submissions' whole grading time, from ``results.json``). Run it with ``OMP_NUM_THREADS=1`` as the
-grader's machines do, on an otherwise idle machine: wall times on a shared one say little.
+mean grading time per submission, the outcome tests' share of it (their time over the
+submissions' whole grading time, from ``results.json``), and the grader's own share
+(``timings.grader_seconds``: what it computes itself, such as the figures it measures on the
+returned models). Run it with ``OMP_NUM_THREADS=1`` as the grader's machines do, on an otherwise
+idle machine: wall times on a shared one say little.
 """
 
 from __future__ import annotations
@@ -61,11 +63,12 @@ def main() -> None:
         run_batch([source], BatchOptions(lab=args.lab, out=out, jobs=args.jobs,
                                          inprocess=args.inprocess, device="cpu"))
         wall = time.perf_counter() - started
-        total, outcome, scores = [], [], {}
+        total, outcome, grader, scores = [], [], [], {}
         for name in names:
             data = json.loads((out / args.lab / "students" / name / "results.json")
                               .read_text())
             total.append(data["execution_time"])
+            grader.append(data.get("timings", {}).get("grader_seconds", 0.0))
             outcome.append(sum(t["execution_time"] for t in data["tests"]
                                if t.get("measurements")))
             scores[name] = (data["score"], data["max_score"])
@@ -79,6 +82,8 @@ def main() -> None:
     share = sum(outcome) / sum(total) if sum(total) else 0.0
     print(f"  tests graded by outcome: mean {statistics.mean(outcome):.1f} s per submission, "
           f"{100 * share:.0f}% of the grading time")
+    print(f"  the grader's own share (the reference's expectations, measuring the trained "
+          f"models): mean {statistics.mean(grader):.2f} s per submission")
     full = sum(1 for s, m in scores.values() if m and s == m)
     print(f"  full marks: {full} of {len(names)} (the reference and its copies)")
 

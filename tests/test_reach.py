@@ -35,6 +35,28 @@ def test_only_the_definitions_an_edit_touches_are_edited():
     assert edited_names(SOURCE, SOURCE + "\ndef extra():\n    pass\n") is None
 
 
+
+def test_only_the_syntax_tree_counts_not_the_text():
+    # formatting and comments are no edit; a change in a decorator or a second statement on the
+    # line is one (the text is compared first, the trees only where it differs)
+    spaced = SOURCE.replace("1 / (1 + np.exp(-z))", "1/(1+np.exp( -z))  # same tree")
+    assert edited_names(SOURCE, spaced) == frozenset()
+    assert edited_names(SOURCE, "# BEGIN SOLUTION\n" + SOURCE) == frozenset()
+    decorated = SOURCE.replace("def loss", "@np.vectorize\ndef loss")
+    assert edited_names(decorated, decorated) == frozenset()
+    assert edited_names(decorated, decorated.replace("@np.vectorize", "@np.errstate")) == {"loss"}
+    assert edited_names(SOURCE, SOURCE.replace("SCALE = 2.0", "SCALE = 2.0; SCALE = 3.0")) is None
+
+
+def test_each_mutants_edits_are_read_when_first_asked_for():
+    mutants = {"sigmoid_sign": SOURCE.replace("-z", "z"), "global": SOURCE.replace("2.0", "3.0")}
+    reach = Reach.of(SOURCE, mutants)
+    assert dict(reach.edited) == {name: edited_names(SOURCE, source)
+                                  for name, source in mutants.items()}
+    assert reach.may_differ("sigmoid_sign", frozenset({"cell"}))
+    assert not reach.may_differ("sigmoid_sign", frozenset({"loss"}))
+    assert reach.may_differ("unknown", frozenset({"loss"}))  # not a mutant: no edits known
+
 def test_what_a_function_uses_includes_a_function_passed_as_a_value():
     graph = uses(SOURCE)
     assert graph["forward"] == {"cell"}  # `step = cell`, never called by name

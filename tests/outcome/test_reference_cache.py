@@ -84,14 +84,16 @@ def test_same_tells_apart_what_plain_equality_would_not():
     assert same(0.1 + 0.2, float(repr(0.1 + 0.2))) and not same(0.1 + 0.2, 0.3)
 
 
-def test_a_second_process_reads_the_value_without_computing(cache):
-    first = Counted(LAB11_LIKE)
+@pytest.mark.parametrize("value", [LAB11_LIKE, LAB9_LIKE], ids=["lab11", "lab9"])
+def test_a_second_process_reads_the_value_without_computing(cache, value):
+    first = Counted(value)
     cold = value_of(key(), first)
-    again = Counted(LAB11_LIKE)
+    again = Counted(value)
     warm = value_of(key(), again)
     assert first.calls == 1 and again.calls == 0
-    assert same(warm, LAB11_LIKE) and same(cold, warm)
-    assert cold is not LAB11_LIKE  # the decoded value, on a cold cache too
+    # the same value, its dicts in their own order (lab 9's history is "loss" before "chunk")
+    assert same(warm, value) and same(cold, warm)
+    assert cold is not value  # the decoded value, on a cold cache too
     assert len(list(cache.glob("*.json"))) == 1 and not list(cache.glob(".tmp-*"))
 
 
@@ -322,3 +324,66 @@ def test_validate_reads_its_seed_s_figure_and_never_a_stale_one(toy):
     edit(root / "solutions" / TOY / "toy.py", "2 * x", "x + x")
     assert run_reference_seed(lab, 3) == first
     assert sorted(count.read_text()) == ["s", "s", "x", "x"]
+
+
+# ------------------------------------------------------------------ figures of a trained result
+
+TRAINED_SOLUTION = ("import numpy as np\n\n\ndef twice(x):\n    return 2 * x\n\n\n"
+                    "def train(n):\n    return {'w': np.linspace(0.0, 1.0, n), 'b': np.zeros(2)}\n")
+TRAINED_SUITE = '''\
+import os
+
+import numpy as np
+import pytest
+
+
+def measured(trained):
+    with open(os.environ["TOY_COUNT"], "a") as f:
+        f.write("m")
+    return float(np.sum(np.asarray(trained["w"], dtype=np.float64) ** 2))
+
+
+@pytest.mark.outcome(wall=10, cpu=20)
+def test_trained(student, reference, outcome):
+    theirs = outcome.reference_value("run", lambda: reference.train(5))
+    figure, reference_figure = outcome.of_trained("squares", student.train(5), theirs, measured)
+    outcome.measure("squares", figure, bound="≤", threshold=2.0,
+                    baselines=[("the reference's", reference_figure)])
+    outcome.verdict()
+'''
+TRAINED_FILES = {f"graders/suites/{TOY}/lab.yaml": LAB_YAML.replace("[twice]", "[twice, train]"),
+                 f"graders/suites/{TOY}/rubric.yaml": (f"lab: {TOY}\ntests:\n  test_trained: "
+                                                       "{points: 1, title: \"trained\"}\n"),
+                 # a name of its own: a suite module of another test may still be imported
+                 f"graders/suites/{TOY}/test_trained_hidden.py": TRAINED_SUITE,
+                 f"solutions/{TOY}/toy.py": TRAINED_SOLUTION}
+
+
+@pytest.mark.parametrize("edit_of_reference, measured_each_time", [
+    (None, False),  # exactly the reference's result: its figure, measured once
+    (("np.linspace(0.0, 1.0, n)", "np.linspace(0.0, 1.0, n) * (1 + 1e-15)"), True),  # 1 ulp off
+    (("np.linspace(0.0, 1.0, n)", "np.linspace(0.0, 1.0, n, dtype=np.float32)"), True)],
+    ids=["reference", "one-ulp", "float32"])
+def test_a_figure_of_a_trained_result_is_measured_unless_it_is_the_reference_s(
+        tmp_path, cache, monkeypatch, edit_of_reference, measured_each_time):
+    count = tmp_path / "count"
+    count.write_text("")
+    monkeypatch.setenv("TOY_COUNT", str(count))
+    source = TRAINED_SOLUTION
+    if edit_of_reference is not None:
+        source = source.replace(*edit_of_reference)
+    submission = tmp_path / "toy.py"
+    submission.write_text(source)
+    with toy_course(tmp_path, TRAINED_FILES):
+        cold, warm = graded(submission), graded(submission)
+    namespace: dict = {}
+    exec(source, namespace)
+    own = float(np.sum(np.asarray(namespace["train"](5)["w"], dtype=np.float64) ** 2))
+    reference = float(np.sum(np.linspace(0.0, 1.0, 5) ** 2))
+    assert cold == warm, cold
+    assert cold[0][3], cold
+    figure = cold[0][3][0]
+    assert figure["value"] == own and figure["baselines"][0]["value"] == reference
+    # the reference's figure once (cold), the submission's own in each session unless it is
+    # exactly the reference's result
+    assert count.read_text() == ("mmm" if measured_each_time else "m")

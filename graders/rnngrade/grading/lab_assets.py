@@ -166,8 +166,9 @@ def load_lab_assets(lab_name: str, root: Path | None = None) -> LabAssets:
     return LabAssets(lab, root, digest, rubric, source, reference, tuple(mutants), allowed,
                      helpers, reference_facts(source),
                      callees_of(strip_markers(source), tuple(lab.functions)),
-                     Reach.of(strip_markers(source),
-                              {m.name: m.apply(source) for m, _ in mutants}), tuple(warnings))
+                     Reach.of(strip_markers(source),  # both as they run: without the markers
+                              {m.name: strip_markers(m.apply(source)) for m, _ in mutants}),
+                     tuple(warnings))
 
 
 def _text(files: dict[str, bytes], path: Path, root: Path) -> str | None:

@@ -16,7 +16,9 @@ and gets, on top of an ordinary test:
   other seeds with ``--outcome-seed``), ``outcome.measure(...)`` to record a figure against its
   band (a ``Measurement`` in the results, shown to the student as a sentence and, with curves, a
   picture), ``outcome.reference_value(key, compute)`` for the reference's own run (computed once
-  per lab version, kept on disk by ``grading.reference_cache``), and ``outcome.verdict()``,
+  per lab version, kept on disk by ``grading.reference_cache``), ``outcome.of_trained(...)``
+  for a figure the grader measures on what a run returned (the reference's measured once, and
+  reused for a submission whose result is exactly the reference's), and ``outcome.verdict()``,
   which fails the test naming every band missed.
 
 Switches: ``--no-outcome`` (``rnngrade grade --no-outcome``) or ``outcome: false`` in a lab's
@@ -273,6 +275,22 @@ class OutcomeRun:
             disk = self._disk_key(scope, key)
             cache[full] = compute() if disk is None else reference_cache.value_of(disk, compute)
         return cache[full]
+
+    def of_trained(self, key: Any, trained: Any, reference_trained: Any,
+                   measure: Callable[[Any], Any]) -> tuple[Any, Any]:
+        """``(measure(trained), measure(reference_trained))``: a figure the grader measures on
+        what a training run returned, the submission's and the reference's (``reference_trained``
+        as ``reference_value`` returned it). The reference's is a ``reference_value`` (computed
+        once per lab version, kept on disk); a submission whose result *is* the reference's
+        (``reference_cache.same``: the same types, floats bit for bit, arrays of the same dtype,
+        shape, strides and bytes) gets that figure without measuring the same inputs again.
+        ``measure`` must depend on its argument alone (no global generator); nothing the
+        submission reports is read."""
+        theirs = self.reference_value(("measured on the trained result", key),
+                                      lambda: measure(reference_trained))
+        if reference_cache.same(trained, reference_trained):
+            return theirs, theirs
+        return measure(trained), theirs
 
     def _disk_key(self, scope: str, key: Any) -> dict | None:
         """The on-disk key of a reference value; None without the lab's assets (no digest)."""

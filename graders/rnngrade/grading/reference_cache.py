@@ -14,10 +14,11 @@ computed once per *lab version* and kept in one JSON file per entry under ``cach
   file is named by the key's SHA-256 and records the key; a file whose key differs is never
   trusted.
 - Values are plain data: None, bools, ints, finite floats, strings, lists, tuples, dicts with
-  string keys, and NumPy arrays and scalars and CPU torch tensors of numeric dtypes (raw bytes,
-  base64). A value is kept only when decoding its encoding gives it back exactly (same types,
-  floats bit for bit, arrays of the same dtype, shape, strides and bytes); anything else is
-  simply computed every time. The value handed back is the decoded one on a cold cache too, so
+  string keys (kept in their order: code that iterates over a dict depends on it), and NumPy
+  arrays and scalars and CPU torch tensors of numeric dtypes (raw bytes, base64). A value is
+  kept only when decoding its encoding gives it back exactly (same types, floats bit for bit,
+  arrays of the same dtype, shape, strides and bytes); anything else is simply computed every
+  time. The value handed back is the decoded one on a cold cache too, so
   a graded result is the same with a cold or a warm cache.
 - Files are written atomically (a temporary file, then ``os.replace``); an unreadable, corrupt or
   foreign file is ignored and recomputed; a location that cannot be written costs one note on
@@ -41,7 +42,7 @@ from rnngrade.files import write_atomic
 from rnngrade.paths import CACHE_ENV as ENV
 from rnngrade.paths import cache_dir
 
-FORMAT = 1
+FORMAT = 2  # 2: a value's dicts keep their order on disk (1 sorted their keys)
 _TAGS = ("$tuple", "$ndarray", "$npscalar", "$tensor")
 _TORCH_DTYPES = ("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8",
                  "bool")
@@ -113,7 +114,8 @@ def value_of(key: dict, compute: Callable[[], Any]) -> Any:
     value = compute()
     try:
         encoded = encode(value)
-        text = _dumps({"key": json.loads(key_text), "value": encoded})
+        # the key canonical (sorted: it names the file), the value in its own order
+        text = _dumps({"key": json.loads(key_text), "value": encoded}, sort_keys=False)
         restored = decode(encoded)
     except (_Uncacheable, ValueError, TypeError):
         return value
@@ -124,9 +126,9 @@ def value_of(key: dict, compute: Callable[[], Any]) -> Any:
     return restored
 
 
-def _dumps(data: Any) -> str:
+def _dumps(data: Any, sort_keys: bool = True) -> str:
     try:
-        return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return json.dumps(data, sort_keys=sort_keys, separators=(",", ":"), allow_nan=False)
     except (ValueError, TypeError, RecursionError) as exc:
         raise _Uncacheable(str(exc)) from exc
 
