@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from rnngrade.grading.checker import check_arguments_unchanged, first_difference
+from rnngrade.grading.checker import check_arguments_unchanged
+from rnngrade.harness.checks.arguments import changed_entry as first_difference
 from rnngrade.harness.runner.inprocess import InProcessRunner
 from rnngrade.harness.runner.proxy import ModuleProxy
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from rnngrade.grading.checker import first_difference
+from rnngrade.harness.checks.arguments import changed_entry as first_difference
 from rnngrade.sandbox.codec import decode, encode
 from rnngrade.sandbox.unchanged import ArgumentGuard
 

@@ -18,7 +18,7 @@ try:
 except ImportError:  # NumPy < 2
     byte_bounds = getattr(np, "byte_bounds")  # noqa: B009 - absent from NumPy 2 stubs
 
-from rnngrade.harness.checks.compare import to_numpy
+from rnngrade.harness.checks.arguments import entry_at, holds_returned_entry
 from rnngrade.results.model import Diagnosis, DiagnosisSource
 
 STRUCTURAL = DiagnosisSource.STRUCTURAL.value
@@ -27,16 +27,6 @@ WRITES_RESULT = "result_written_into_argument"
 MODIFIES = "argument_modified_in_place"
 
 _PATH = re.compile(r"^argument (\d+)(.*)$")
-
-
-def _at(value: Any, rest: str) -> Any:
-    """The entry of ``value`` at ``rest`` (``['Wf']``, ``[0]``), None when there is none."""
-    for key in re.findall(r"\[('[^']*'|\d+)\]", rest):
-        try:
-            value = value[key[1:-1]] if key.startswith("'") else value[int(key)]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return value
 
 
 def _returned(value: Any, names: tuple[str, ...] | None) -> list[tuple[str, Any]]:
@@ -63,9 +53,9 @@ def in_place_diagnosis(function: str, path: str, parameters: tuple[str, ...],
         return None
     label = (parameters[position] if position < len(parameters) else f"argument {position + 1}")
     shown = label + (rest.removesuffix(" added").removesuffix(" removed"))
-    was, now = _at(before[position], rest), _at(after[position], rest)
+    was, now = entry_at(before[position], rest), entry_at(after[position], rest)
     for entry, value in _returned(returned, names):
-        if _same(value, now, was):
+        if holds_returned_entry(value, now, was):
             same = value is now
             return Diagnosis(
                 WRITES_RESULT, f"`{function}` writes `{entry}` into the array passed as "
@@ -83,18 +73,6 @@ def in_place_diagnosis(function: str, path: str, parameters: tuple[str, ...],
         hint=f"Work on a copy of `{shown}` or build new arrays: the caller still needs the "
         "values it passed.",
         evidence=f"`{shown}` differs after the call from what was passed", source=STRUCTURAL)
-
-
-def _same(value: Any, now: Any, was: Any) -> bool:
-    if now is None:
-        return False
-    if value is now:
-        return True
-    a, b, c = to_numpy(value), to_numpy(now), to_numpy(was)
-    if a is None or b is None or c is None or a.shape != b.shape or a.dtype.kind not in "fc" \
-            or a.size < 2:
-        return False
-    return bool(np.array_equal(a, b) and not np.array_equal(b, c))
 
 
 def parameter_names(module: Any, function: str) -> tuple[str, ...]:

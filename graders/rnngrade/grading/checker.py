@@ -22,8 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from rnngrade.diagnosis.aliasing import in_place_diagnosis, parameter_names
 from rnngrade.diagnosis.contract import explain_contract
 from rnngrade.diagnosis.localise import localise_check
@@ -42,12 +40,12 @@ from rnngrade.grading.budget import (
 from rnngrade.grading.chained import add_note
 from rnngrade.grading.memo import ExpectationMemo
 from rnngrade.grading.precision import promote as promote_args
+from rnngrade.harness.checks.arguments import changed_entry
 from rnngrade.harness.checks.compare import (
     UNFINISHED,
     CheckFailure,
     Comparison,
     expected_dtype_of,
-    to_numpy,
 )
 from rnngrade.harness.checks.structure import compare_tree
 from rnngrade.harness.checks.tolerance import Tolerance, tolerance_for
@@ -424,7 +422,7 @@ def check_arguments_unchanged(calls: list, reference: Any = None,
     for record in calls:
         for position, (before, after) in enumerate(zip(record.args_before,
                                                        record.result.args_after)):
-            path = first_difference(before, after, f"argument {position + 1}")
+            path = changed_entry(before, after, f"argument {position + 1}")
             if path:
                 message = (f"{record.function} modified its input ({path}) in place; work on "
                            "a copy or build new arrays instead")
@@ -440,36 +438,6 @@ def check_arguments_unchanged(calls: list, reference: Any = None,
                 if found is None:
                     raise CheckFailure(message)
                 raise CheckFailure(message, diagnosis=[found], hint=found.hint)
-
-
-def first_difference(before: Any, after: Any, path: str) -> str:
-    """The path of the first entry where ``after`` differs from ``before``; '' when identical."""
-    if before is after:  # the sandbox vouched that the call left it alone
-        return ""
-    if isinstance(before, dict) and isinstance(after, dict):
-        for key in before:
-            if key not in after:
-                return f"{path}[{key!r}] removed"
-            found = first_difference(before[key], after[key], f"{path}[{key!r}]")
-            if found:
-                return found
-        added = [key for key in after if key not in before]
-        return f"{path}[{added[0]!r}] added" if added else ""
-    if isinstance(before, tuple | list) and isinstance(after, tuple | list):
-        for i, (b, a) in enumerate(zip(before, after)):
-            found = first_difference(b, a, f"{path}[{i}]")
-            if found:
-                return found
-        return "" if len(before) == len(after) else f"{path} changed length"
-    b, a = to_numpy(before), to_numpy(after)
-    if b is not None and a is not None:
-        if b.shape != a.shape:
-            return path
-        if b.dtype == a.dtype and b.dtype.kind in "biufc" and b.tobytes() == a.tobytes():
-            return ""  # the same bits: equal (NaN included); other bits may still be equal values
-        if not np.array_equal(b, a, equal_nan=b.dtype.kind in "fc"):
-            return path
-    return ""
 
 
 def _function_of(check: str) -> str:

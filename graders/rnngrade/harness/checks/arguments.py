@@ -29,7 +29,9 @@ _RETURNS = re.compile(r"Returns\s+``\(([^`]*)\)``")
 
 def changed_entry(before: Any, after: Any, path: str) -> str:
     """The path of the first entry where ``after`` differs from ``before`` (``argument 3``,
-    ``argument 4['Wf']``, ``argument 1['b'] added``); '' when they hold the same values."""
+    ``argument 4['Wf']``, ``argument 1['b'] added``); '' when they hold the same values (the
+    same object: the sandbox vouched that the call left it alone; the same bits: equal, NaN
+    included)."""
     if before is after:
         return ""
     if isinstance(before, dict) and isinstance(after, dict):
@@ -58,7 +60,7 @@ def changed_entry(before: Any, after: Any, path: str) -> str:
     return ""
 
 
-def _at(value: Any, rest: str) -> Any:
+def entry_at(value: Any, rest: str) -> Any:
     """The entry of ``value`` at ``rest`` (``['Wf']``, ``[0]``); None when there is none."""
     for key in re.findall(r"\[('[^']*'|\d+)\]", rest):
         try:
@@ -97,7 +99,7 @@ def _entries(value: Any, names: tuple[str, ...]) -> list[tuple[str, Any]]:
     return [("the result", value)]
 
 
-def _holds(entry: Any, now: Any, was: Any) -> bool:
+def holds_returned_entry(entry: Any, now: Any, was: Any) -> bool:
     """Whether the argument ``now`` is the returned ``entry``, or holds exactly its values after
     the call and held other values before."""
     if now is None:
@@ -122,9 +124,9 @@ def write_line(function: str, path: str, parameters: tuple[str, ...], before: tu
     shown = label + rest.removesuffix(" added").removesuffix(" removed").removesuffix(
         " changed length")
     if 0 <= position < min(len(before), len(after)):
-        was, now = _at(before[position], rest), _at(after[position], rest)
+        was, now = entry_at(before[position], rest), entry_at(after[position], rest)
         for entry, value in _entries(returned, names):
-            if _holds(value, now, was):
+            if holds_returned_entry(value, now, was):
                 same = value is now
                 return (f"`{function}` writes `{entry}` into the array passed as `{shown}`: the "
                         f"caller's `{shown}` is changed in place"
