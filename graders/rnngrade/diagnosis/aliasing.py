@@ -8,7 +8,6 @@ the argument holding exactly the returned values after the call (and not before)
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -18,7 +17,7 @@ try:
 except ImportError:  # NumPy < 2
     byte_bounds = getattr(np, "byte_bounds")  # noqa: B009 - absent from NumPy 2 stubs
 
-from rnngrade.harness.checks.arguments import entry_at, holds_returned_entry
+from rnngrade.harness.checks.arguments import read_write, returned_entries
 from rnngrade.results.model import Diagnosis, DiagnosisSource
 
 STRUCTURAL = DiagnosisSource.STRUCTURAL.value
@@ -26,17 +25,6 @@ STRUCTURAL = DiagnosisSource.STRUCTURAL.value
 WRITES_RESULT = "result_written_into_argument"
 MODIFIES = "argument_modified_in_place"
 
-_PATH = re.compile(r"^argument (\d+)(.*)$")
-
-
-def _returned(value: Any, names: tuple[str, ...] | None) -> list[tuple[str, Any]]:
-    """The returned value's entries one level down, with the names the check gives them."""
-    if isinstance(value, tuple | list):
-        return [(names[i] if names and i < len(names) else f"output {i + 1}", v)
-                for i, v in enumerate(value)]
-    if isinstance(value, dict):
-        return [(str(k), v) for k, v in value.items()]
-    return [("the result", value)]
 
 
 def in_place_diagnosis(function: str, path: str, parameters: tuple[str, ...],
@@ -45,29 +33,23 @@ def in_place_diagnosis(function: str, path: str, parameters: tuple[str, ...],
     """The in-place write ``path`` ("argument 3", "argument 4['Wf']") of a call of ``function``
     as a diagnosis: the returned entry written into the argument, when one is; else the change
     itself (None when the path cannot be read)."""
-    found = _PATH.match(path)
-    if found is None:
+    write = read_write(path, parameters, before, after,
+                       returned_entries(returned, names or (), complete=False))
+    if write is None:
         return None
-    position, rest = int(found.group(1)) - 1, found.group(2)
-    if not 0 <= position < min(len(before), len(after)):
-        return None
-    label = (parameters[position] if position < len(parameters) else f"argument {position + 1}")
-    shown = label + (rest.removesuffix(" added").removesuffix(" removed"))
-    was, now = entry_at(before[position], rest), entry_at(after[position], rest)
-    for entry, value in _returned(returned, names):
-        if holds_returned_entry(value, now, was):
-            same = value is now
-            return Diagnosis(
-                WRITES_RESULT, f"`{function}` writes `{entry}` into the array passed as "
-                f"`{shown}`: the caller's `{shown}` is changed in place"
-                f"{f', and the `{entry}` it returns is that same array' if same else ''}",
-                function, hint=f"Build `{entry}` as a new array rather than in `{shown}` (no "
-                "`*=`, `+=`, `out=` or slice assignment on an argument): the caller still needs "
-                f"`{shown}`, and anything that keeps it (a cache, the previous step of a loop "
-                "over time) would otherwise see one array change under it.",
-                evidence=f"after the call, `{shown}` holds exactly the `{entry}` you return"
-                f"{' (the same array)' if same else ''}, and it held other values before",
-                source=STRUCTURAL)
+    shown, entry, same = write.shown, write.entry, write.same
+    if entry is not None:
+        return Diagnosis(
+            WRITES_RESULT, f"`{function}` writes `{entry}` into the array passed as "
+            f"`{shown}`: the caller's `{shown}` is changed in place"
+            f"{f', and the `{entry}` it returns is that same array' if same else ''}",
+            function, hint=f"Build `{entry}` as a new array rather than in `{shown}` (no "
+            "`*=`, `+=`, `out=` or slice assignment on an argument): the caller still needs "
+            f"`{shown}`, and anything that keeps it (a cache, the previous step of a loop "
+            "over time) would otherwise see one array change under it.",
+            evidence=f"after the call, `{shown}` holds exactly the `{entry}` you return"
+            f"{' (the same array)' if same else ''}, and it held other values before",
+            source=STRUCTURAL)
     return Diagnosis(
         MODIFIES, f"`{function}` changes its argument `{shown}` in place", function,
         hint=f"Work on a copy of `{shown}` or build new arrays: the caller still needs the "

@@ -89,11 +89,14 @@ def returned_names(target: Any) -> tuple[str, ...]:
     return names if all(re.fullmatch(r"[A-Za-z_]\w{0,39}", n) for n in names) else ()
 
 
-def _entries(value: Any, names: tuple[str, ...]) -> list[tuple[str, Any]]:
-    """The returned value's entries one level down, with their names."""
+def returned_entries(value: Any, names: tuple[str, ...],
+                     complete: bool = True) -> list[tuple[str, Any]]:
+    """The returned value's entries one level down, with their names (``names`` used only when
+    it names every entry, unless not ``complete``)."""
     if isinstance(value, tuple | list):
-        return [(names[i] if i < len(names) and len(names) == len(value) else f"output {i + 1}",
-                 v) for i, v in enumerate(value)]
+        usable = bool(names) and (len(names) == len(value) or not complete)
+        return [(names[i] if usable and i < len(names) else f"output {i + 1}", v)
+                for i, v in enumerate(value)]
     if isinstance(value, dict):
         return [(str(k), v) for k, v in value.items()]
     return [("the result", value)]
@@ -113,26 +116,50 @@ def holds_returned_entry(entry: Any, now: Any, was: Any) -> bool:
     return bool(np.array_equal(a, b) and not np.array_equal(b, c))
 
 
+@dataclass(frozen=True)
+class ArgumentWrite:
+    """An in-place write read from its path: ``shown``, the argument by the function's parameter
+    name with the entry written (``c_prev``, ``parameters['Wf']``); ``entry``, the returned entry
+    the argument now holds (None when none); ``same``, that entry *is* the argument."""
+
+    shown: str
+    entry: str | None = None
+    same: bool = False
+
+
+def read_write(path: str, parameters: tuple[str, ...], before: tuple, after: tuple,
+               entries: list[tuple[str, Any]]) -> ArgumentWrite | None:
+    """The write at ``path`` (``changed_entry``'s "argument 3['Wf']") of a call whose arguments
+    were ``before`` and are ``after``, ``entries`` its named returned entries; None when the path
+    names no argument of the call."""
+    found = _PATH.match(path)
+    if found is None:
+        return None
+    position, rest = int(found.group(1)) - 1, found.group(2)
+    if not 0 <= position < min(len(before), len(after)):
+        return None
+    label = parameters[position] if position < len(parameters) else f"argument {position + 1}"
+    shown = label + rest.removesuffix(" added").removesuffix(" removed").removesuffix(
+        " changed length")
+    was, now = entry_at(before[position], rest), entry_at(after[position], rest)
+    for entry, value in entries:
+        if holds_returned_entry(value, now, was):
+            return ArgumentWrite(shown, entry, value is now)
+    return ArgumentWrite(shown)
+
+
 def write_line(function: str, path: str, parameters: tuple[str, ...], before: tuple,
                after: tuple, returned: Any, names: tuple[str, ...]) -> str:
     """What the public tests say of the in-place write ``path`` of a call of ``function``."""
-    found = _PATH.match(path)
-    position = int(found.group(1)) - 1 if found else -1
-    rest = found.group(2) if found else ""
-    label = parameters[position] if 0 <= position < len(parameters) else \
-        f"argument {position + 1}"
-    shown = label + rest.removesuffix(" added").removesuffix(" removed").removesuffix(
-        " changed length")
-    if 0 <= position < min(len(before), len(after)):
-        was, now = entry_at(before[position], rest), entry_at(after[position], rest)
-        for entry, value in _entries(returned, names):
-            if holds_returned_entry(value, now, was):
-                same = value is now
-                return (f"`{function}` writes `{entry}` into the array passed as `{shown}`: the "
-                        f"caller's `{shown}` is changed in place"
-                        f"{f', and the `{entry}` it returns is that same array' if same else ''}"
-                        f"; build `{entry}` as a new array (no `*=`, `+=`, `out=` or slice "
-                        f"assignment on an argument): the caller still needs `{shown}`")
+    write = read_write(path, parameters, before, after, returned_entries(returned, names)) \
+        or ArgumentWrite(path)
+    shown, entry = write.shown, write.entry
+    if entry is not None:
+        return (f"`{function}` writes `{entry}` into the array passed as `{shown}`: the "
+                f"caller's `{shown}` is changed in place"
+                f"{f', and the `{entry}` it returns is that same array' if write.same else ''}"
+                f"; build `{entry}` as a new array (no `*=`, `+=`, `out=` or slice "
+                f"assignment on an argument): the caller still needs `{shown}`")
     return (f"`{function}` changes its argument `{shown}` in place; work on a copy or build new "
             "arrays: the caller still needs the values it passed")
 
