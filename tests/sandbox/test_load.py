@@ -125,3 +125,17 @@ def test_a_print_flood_on_a_saturated_machine_is_cut_by_truncation(sandbox, host
     assert result.stdout.endswith("\n[... truncated]")
     assert len(result.stdout) <= Limits().output_bytes + 20
     assert result.usage is not None and result.usage.cpu is not None and result.usage.cpu < 1
+
+
+def test_a_load_that_finished_while_the_grader_was_busy_is_on_time(sandbox):
+    """The submission loads while the grader gets on with its own work; a reply that came in
+    meanwhile is on time however long that work took (a busy grader is not the student's
+    waiting: the worker, done, sleeps, and its waiting clock runs on)."""
+    import time
+
+    runner = sandbox("def f():\n    return 41 + 1\n",
+                     limits=Limits(call_seconds=0.2, wall_seconds=0.5))
+    time.sleep(1.5)  # the grader's own work, three times the wall-clock fallback
+    assert runner.call("f").value == 42
+    assert runner.load_notes() == []
+

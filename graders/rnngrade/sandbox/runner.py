@@ -209,6 +209,11 @@ class _Worker:
                 if time.perf_counter() > spun:
                     break
         while True:
+            # read first: a reply that came while this process was busy or off the CPU is on
+            # time (the worker, done, sleeps, and its waiting clock runs on)
+            frame = self._read_reply()
+            if frame is not None:
+                return decode_reply(*frame, seq)
             now = time.monotonic()
             if clock is not None and now >= deadline:
                 verdict = clock.verdict(now)
@@ -227,10 +232,6 @@ class _Worker:
             for fd, _ in self.poller.poll(max(1, int(remaining * 1000) + 1)):
                 if fd in self.streams:
                     self._read_stream(fd)
-                    continue
-                frame = self._read_reply()
-                if frame is not None:
-                    return decode_reply(*frame, seq)
 
     def _read_reply(self) -> tuple[int, bytearray] | None:
         """(kind, payload) of a whole frame if one has arrived (the output written before it
