@@ -18,3 +18,15 @@ def test_a_changed_reference_makes_the_stub_stale(course_copy):
     path.write_text(path.read_text().replace("Softmax over axis 0", "Softmax along axis 0"))
     problems = stale_files(lab, course_copy)
     assert any("assignments/lab1/rnn.py" in p for p in problems)
+
+
+def test_an_edited_reference_makes_its_vectors_stale_in_the_same_process(course_copy):
+    """The vectors are computed once per process for the same inputs: an edit of the reference
+    after a first check is seen by the next."""
+    lab = get_lab("lab1")
+    assert not [p for p in stale_files(lab, course_copy) if "fixtures/public" in p]
+    path = lab.solution_path(course_copy)
+    path.write_text(path.read_text().replace("a_next = np.tanh(pre_activation)",
+                                             "a_next = np.tanh(2 * pre_activation)"))
+    problems = stale_files(lab, course_copy)
+    assert any("fixtures/public/lab1.npz differs" in p for p in problems), problems

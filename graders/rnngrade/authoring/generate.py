@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import importlib.util
 import io
 import stat
@@ -103,17 +104,19 @@ def _run_case(module: Any, spec: tuple) -> dict[str, Any]:
     return {"function": function, "args": args, "outputs": _detach(outputs)}
 
 
-def fingerprints_for(lab: Lab, root: Path | None = None) -> Generated | None:
+def fingerprints_for(lab: Lab, root: Path | None = None,
+                     expected: Generated | None = None) -> Generated | None:
     """``fixtures/public/labN_mistakes.npz``: every known mistake's outputs on the public inputs,
     so the public tests can name a mistake without shipping its code; and per float64 case the
-    sealed table of the formula slips the grader names by an edit (``edit_tables``)."""
+    sealed table of the formula slips the grader names by an edit (``edit_tables``).
+    ``expected``: the lab's ``vectors_for``, when the caller has it."""
     root = root or course_root()
     cases = _load_cases(lab, root)
     table = lab.mutants_path(root)
     if not cases or not table.exists():
         return None
     source = lab.solution_path(root).read_text(encoding="utf-8")
-    expected = vectors_for(lab, root)
+    expected = expected or vectors_for(lab, root)
     assert expected is not None
     with tempfile.NamedTemporaryFile(suffix=".npz") as tmp:
         tmp.write(expected.content)
@@ -222,11 +225,39 @@ def _zip(files: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
+def public_fixtures(lab: Lab, root: Path | None = None) -> tuple[Generated | None,
+                                                                 Generated | None]:
+    """(``vectors_for``, ``fingerprints_for``) of ``lab``, computed on one torch thread, once
+    per process for the same inputs (every file of the lab's solution and suite folders: the
+    reference, its public cases, the mutants, ``lab.yaml``); the release and the staleness
+    check ask for the same pair."""
+    root = root or course_root()
+    key = (lab.name, str(root), _inputs_digest(lab, root))
+    if key not in _FIXTURES:
+        with _one_torch_thread(lab):
+            vectors = vectors_for(lab, root)
+            mistakes = fingerprints_for(lab, root, vectors) if vectors is not None else None
+        _FIXTURES[key] = (vectors, mistakes)
+    return _FIXTURES[key]
+
+
+_FIXTURES: dict[tuple[str, str, str], tuple[Generated | None, Generated | None]] = {}
+
+
+def _inputs_digest(lab: Lab, root: Path) -> str:
+    """SHA-256 of the names and bytes of every file in the lab's solution and suite folders."""
+    digest = hashlib.sha256()
+    for folder in (lab.solution_path(root).parent, lab.suite_dir(root)):
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(f"{path.relative_to(root)}\0".encode())
+                digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
 def generated_files(lab: Lab, root: Path | None = None) -> list[Generated]:
     items = [stub_for(lab, root), notebook_for(lab, root)]
-    with _one_torch_thread(lab):
-        items += [v for v in (vectors_for(lab, root), fingerprints_for(lab, root))
-                  if v is not None]
+    items += [v for v in public_fixtures(lab, root) if v is not None]
     return items + sample_submissions(lab, root)
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnngrade import __version__
-from rnngrade.authoring.generate import fingerprints_for, notebook_for, stub_for, vectors_for
+from rnngrade.authoring.generate import notebook_for, public_fixtures, stub_for
 from rnngrade.course.config import Course
 from rnngrade.course.schedule import answer_leaks
 from rnngrade.errors import ExitCode, RnngradeError
@@ -136,13 +136,12 @@ def lab_files(lab: Lab, root: Path, warnings: list[str]) -> dict[str, bytes]:
             warnings.append(f"{name} is stale in the course (released the regenerated one; run "
                             "`rnngrade generate`)")
         files[name] = item.content
-    vectors = vectors_for(lab, root)
+    vectors, mistakes = public_fixtures(lab, root)  # the known mistakes' outputs, not their code
     committed = lab.public_fixture_path(root)
     if vectors is not None:
         files[f"fixtures/public/{lab.name}.npz"] = vectors.content
     elif committed.exists():
         files[f"fixtures/public/{lab.name}.npz"] = committed.read_bytes()
-    mistakes = fingerprints_for(lab, root)  # the known mistakes' outputs, never their code
     if mistakes is not None:
         files[f"fixtures/public/{mistakes.path.name}"] = mistakes.content
     return files
