@@ -104,16 +104,16 @@ def test_a_lab_named_before_its_release_date_waits_unless_forced(tmp_path, capsy
     monkeypatch.setattr(release, "build_release", build)
     path = tmp_path / "course.yaml"
     path.write_text("labs:\n  lab1: {release: 2026-09-01, due: 2026-09-21}\n"
-                    "  lab3: {release: 2999-01-11 09:00, due: 2999-02-01}\n")
+                    "  lab6: {release: 2999-01-11 09:00, due: 2999-02-01}\n")
     args = ["release", "--out", str(tmp_path / "rel"), "--course", str(path)]
-    assert main([*args, "--lab", "lab1", "--lab", "lab3"]) == 1
+    assert main([*args, "--lab", "lab1", "--lab", "lab6"]) == 1
     err = capsys.readouterr().err
     assert "not released before its release date" in err and str(path) in err
-    assert "lab3: to be released on 2999-01-11 09:00 UTC" in err and "--force" in err
+    assert "lab6: to be released on 2999-01-11 09:00 UTC" in err and "--force" in err
     assert "lab1:" not in err and built == [] and not (tmp_path / "rel").exists()
-    assert main([*args, "--lab", "lab3", "--force"]) == 0
+    assert main([*args, "--lab", "lab6", "--force"]) == 0
     out = capsys.readouterr().out
-    assert "released before its date (--force): lab3: to be released on 2999-01-11" in out
-    assert built == [["lab3"]] and (tmp_path / "rel" / "assignments" / "lab3").is_dir()
-    assert main([*args, "--lab", "lab4"]) == 0  # no release date: named, it goes out
-    assert built[-1] == ["lab4"]
+    assert "released before its date (--force): lab6: to be released on 2999-01-11" in out
+    assert built == [["lab6"]] and (tmp_path / "rel" / "assignments" / "lab6").is_dir()
+    assert main([*args, "--lab", "lab5"]) == 0  # no release date: named, it goes out
+    assert built[-1] == ["lab5"]
