@@ -28,7 +28,7 @@ import math
 import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -385,6 +385,9 @@ class Quantities:
     labels: list[str]
     values: Mapping[str, np.ndarray]
     definitions: dict[str, ast.Call]
+    # the function's other returned values (``dWi`` of a returned dict): what a reduction may
+    # be taken of in place of its operand (a bias gradient summed from the weight gradient)
+    outputs: list[str] = field(default_factory=list)
 
     def of_shape(self, shape: tuple[int, ...], besides: str = "") -> list[str]:
         return [label for label in self.labels
@@ -421,7 +424,15 @@ def quantities(flow: Flow, node: str, reference: Mapping[str, np.ndarray]) -> Qu
         if (isinstance(formula, ast.Call) and len(formula.args) == 1 and not formula.keywords
                 and isinstance(formula.args[0], ast.Name) and _function_name(formula)):
             definitions[label] = formula
-    return Quantities(labels, reference, definitions)
+    outputs: dict[str, np.ndarray] = {}
+    for label in flow.outputs:  # the other returned values, by the name they are returned as
+        keyed = re.fullmatch(r"\['([A-Za-z_]\w*)'\]", label)
+        returned = reference.get(RETURN + label)
+        if (keyed and label != node and returned is not None and returned.size >= 2
+                and keyed.group(1) not in reference and np.all(np.isfinite(returned))):
+            outputs[keyed.group(1)] = returned
+    values = {**reference, **outputs} if outputs else reference
+    return Quantities(labels, values, definitions, list(outputs))
 
 
 def _operand(label: str) -> ast.expr:
@@ -439,6 +450,7 @@ def candidates(formula: ast.expr, pool: Quantities, shape: tuple[int, ...]) -> I
     yield from _dropped(formula)
     yield from _terms_dropped(formula)
     yield from _substituted(formula, pool)
+    yield from _reduced_instead(formula, pool)
     yield from _shape_edits(formula, shape)
     yield from _activation_edits(formula)
     yield from _other_calls(formula)
@@ -518,6 +530,23 @@ def _substituted(formula: ast.expr, pool: Quantities) -> Iterator[Edit]:
             new_call = _replaced(definition, argument, _operand(other))
             for node in nodes:
                 yield Edit(_replaced(formula, node, new_call), "replace", definition, new_call)
+
+
+def _reduced_instead(formula: ast.expr, pool: Quantities) -> Iterator[Edit]:
+    """A sum or mean taken of another returned value, of as many rows as its operand
+    (``np.sum(dWi, axis=1, keepdims=True)`` for ``np.sum(dit, ...)``)."""
+    for node in ast.walk(formula):
+        if not (isinstance(node, ast.Call) and _function_name(node) in _REDUCE and node.args):
+            continue
+        operand = _value(node.args[0], pool.values)
+        if operand is None or operand.ndim == 0:
+            continue
+        for name in pool.outputs:
+            other = pool.values[name]
+            if other.ndim == operand.ndim and other.shape[0] == operand.shape[0] \
+                    and other.shape != operand.shape:
+                new = ast.Name(name, ast.Load())
+                yield Edit(_replaced(formula, node.args[0], new), "replace", node.args[0], new)
 
 
 def _replace_text(root: ast.expr, like: ast.expr, new: ast.expr) -> ast.expr:

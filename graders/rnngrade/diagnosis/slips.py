@@ -15,11 +15,16 @@ time loop is read off its source and rewritten one way at a time, on the trusted
 - **A sum never added to.** Every ``total += term`` inside the loop is left out: the totals are
   returned as they were initialised (the zeros ``np.zeros`` made), though the loop computes
   every step's contribution.
+- **An update left out.** An in-place update of the loop other than a sum (``dlogits *=
+  scale``) is left out.
+- **Another value collected.** What the loop appends at each step (``outputs.append(h)``) is
+  another of the names the loop sets (``c``).
 - **Two arguments swapped.** A call of another of the module's functions inside the loop gets
   two of its positional arguments in each other's place (``lstm_cell_backward(dc, da, cache)``).
 
 A slip names the student's mistake only when the rewritten reference reproduces the student's
-values on the case: for a state or swapped arguments, every output it returns; for a sum, every
+values on the case: for a state, an update left out, another value collected or swapped
+arguments, every output it returns; for a sum, every
 failing output (the sums are independent of one another, so a student may overwrite some and
 add up the rest), each of them informative (a sum never added to: each correct one informative
 and the student's the initial value exactly) and different from the correct value, so a case
@@ -52,6 +57,8 @@ NOT_CARRIED = "state_not_carried"
 NOT_ACCUMULATED = "sum_not_accumulated"
 NEVER_ADDED = "sum_never_added_to"
 SWAPPED = "arguments_swapped"
+UPDATE_LEFT_OUT = "update_left_out"
+COLLECTS_ANOTHER = "collects_another_value"
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,8 @@ class Slip:
     early: tuple[str, ...] = ()  # states returned as they were before the last step
     never_added: bool = False  # ``totals`` are never added to (else: overwritten)
     swapped: tuple[str, str, str] = ("", "", "")  # (callee, its two parameters swapped)
+    dropped: str = ""  # an in-place update of the loop left out (``dlogits *= scale``)
+    collected: tuple[str, str] = ("", "")  # (what the loop appends, what is appended instead)
 
 
 def slips_of(reference: types.ModuleType, function: str) -> tuple[Slip, ...]:
@@ -140,12 +149,79 @@ def _sums_and_calls(reference: types.ModuleType, definition: ast.FunctionDef,
                 slips.append(Slip(definition.name, module, totals=totals, never_added=never))
     passed = {a.arg for a in (*definition.args.posonlyargs, *definition.args.args,
                               *definition.args.kwonlyargs)}
+    for index, update in enumerate(_updates(loop)):
+        module = _load(reference, _without_update(definition, position, index))
+        if module is not None:
+            slips.append(Slip(definition.name, module, dropped=ast.unparse(update)))
+    for index, kept, other in _collected(loop):
+        module = _load(reference, _collecting(definition, position, index, other))
+        if module is not None:
+            slips.append(Slip(definition.name, module, collected=(kept, other)))
     for call, i, j in _swappable(loop, reference, passed):
         module = _load(reference, _swapped(definition, position, call, i, j))
         callee = _parameters(reference, call)
         if module is not None and callee is not None:
             slips.append(Slip(definition.name, module, swapped=(call, callee[i], callee[j])))
     return slips
+
+
+def _updates(loop: ast.For) -> list[ast.AugAssign]:
+    """The loop's in-place updates other than sums (``x *= k``, ``x -= y``, ``x /= k``)."""
+    return [n for n in ast.walk(loop)
+            if isinstance(n, ast.AugAssign) and not isinstance(n.op, ast.Add)]
+
+
+class _Drop(ast.NodeTransformer):
+    def __init__(self, index: int) -> None:
+        self.index, self.seen = index, -1
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        if isinstance(node.op, ast.Add):
+            return node
+        self.seen += 1
+        return ast.copy_location(ast.Pass(), node) if self.seen == self.index else node
+
+
+def _without_update(definition: ast.FunctionDef, position: int, index: int
+                    ) -> ast.FunctionDef:
+    """``definition`` whose loop leaves out its ``index``-th update (``_updates``' order)."""
+    rewritten = copy.deepcopy(definition)
+    rewritten.body[position] = _Drop(index).visit(rewritten.body[position])
+    return rewritten
+
+
+def _appends(loop: ast.For) -> list[ast.Call]:
+    """The loop's ``xs.append(name)`` calls, in source order."""
+    return [n for n in ast.walk(loop) if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute) and n.func.attr == "append"
+            and len(n.args) == 1 and isinstance(n.args[0], ast.Name)]
+
+
+def _collected(loop: ast.For) -> list[tuple[int, str, str]]:
+    """(index, name, other) for each value the loop appends and each other name the loop sets
+    (the cell state collected where the hidden state belongs)."""
+    found = []
+    stored = sorted({n.id for n in ast.walk(loop) if isinstance(n, ast.Name)
+                     and isinstance(n.ctx, ast.Store)} - {_target(loop)})
+    for index, call in enumerate(_appends(loop)):
+        kept = call.args[0]
+        assert isinstance(kept, ast.Name)
+        found += [(index, kept.id, other) for other in stored if other != kept.id]
+    return found
+
+
+def _target(loop: ast.For) -> str:
+    return loop.target.id if isinstance(loop.target, ast.Name) else ""
+
+
+def _collecting(definition: ast.FunctionDef, position: int, index: int, other: str
+                ) -> ast.FunctionDef:
+    """``definition`` whose loop appends ``other`` in its ``index``-th append."""
+    rewritten = copy.deepcopy(definition)
+    loop = rewritten.body[position]
+    assert isinstance(loop, ast.For)
+    _appends(loop)[index].args[0] = ast.Name(other, ast.Load())
+    return rewritten
 
 
 def _calls(loop: ast.For) -> list[ast.Call]:
@@ -362,7 +438,8 @@ def explain_slips(slips: tuple[Slip, ...], run: Callable[[Slip], Any], got: Any,
         return []
     overwritten: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
     for slip in slips:
-        whole = bool(slip.state or slip.early or slip.swapped[0])
+        whole = bool(slip.state or slip.early or slip.swapped[0] or slip.dropped
+                     or slip.collected[0])
         if not whole and len(telling) < len(failing):
             continue  # a sum's slip speaks of each failing sum: each must be informative
         result = run(slip)
@@ -421,6 +498,23 @@ def _diagnosis(slip: Slip, wrong: list[str]) -> Diagnosis:
             evidence=f"your results equal the course's solution's with {states} returned as "
             "they were when the last step began", source=STRUCTURAL)
     verb = "is" if len(wrong) == 1 else "are"
+    if slip.collected[0]:
+        kept, other = slip.collected
+        return Diagnosis(
+            COLLECTS_ANOTHER, f"in `{slip.function}`, the loop collects `{other}` at each step "
+            f"where the course's solution collects `{kept}`", slip.function,
+            hint="Check which of the step's values you keep for the result: the function "
+            "promises one of them, and the other has the same shape.",
+            evidence=f"your results equal the course's solution's collecting `{other}` instead "
+            f"of `{kept}`", source=STRUCTURAL)
+    if slip.dropped:
+        return Diagnosis(
+            UPDATE_LEFT_OUT, f"in `{slip.function}`, the loop leaves out the step the course's "
+            f"solution writes `{slip.dropped}`", slip.function,
+            hint="Compare each step of your loop with the formulas: one update of a value at "
+            "every step is missing (a scaling or a correction applied in place).",
+            evidence=f"your results equal the course's solution's without `{slip.dropped}`",
+            source=STRUCTURAL)
     if slip.swapped[0]:
         callee, first, second = slip.swapped
         return Diagnosis(
