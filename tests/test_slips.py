@@ -23,12 +23,18 @@ NEW = (WRITES_RESULT, NOT_CARRIED, NOT_ACCUMULATED, LAST_STEP_EARLY)
 def test_the_slips_of_a_time_loop_are_read_off_the_reference():
     reference = load_lab_assets("lab3").reference
     forward = slips_of(reference, "lstm_forward")
-    assert [(s.state, s.initial, s.carried) for s in forward] == [
+    assert [(s.state, s.initial, s.carried) for s in forward if s.state] == [
         ("c_next", "np.zeros_like(a0)", ("a_next",))]  # a_next starts from a0: "fed a0"
+    assert [s.swapped for s in forward if s.swapped[0]] == [  # parameters: passed as it came
+        ("lstm_cell_forward", "xt", "a_prev"), ("lstm_cell_forward", "xt", "c_prev"),
+        ("lstm_cell_forward", "a_prev", "c_prev")]
     backward = slips_of(reference, "lstm_backward")
     assert [s.state for s in backward if s.state] == ["da_prevt", "dc_prevt"]
-    assert [s.totals for s in backward if s.totals] == [("totals",)]
-    assert [s.early for s in slips_of(reference, "lstm_layer")] == [("h", "c")]
+    assert [(s.totals, s.never_added) for s in backward if s.totals] == [
+        (("totals",), False), (("totals",), True)]  # overwritten, never added to
+    layer = slips_of(reference, "lstm_layer")
+    assert [s.early for s in layer if s.early] == [("h", "c")]
+    assert [s.swapped[1:] for s in layer if s.swapped[0]] == [("x", "h"), ("x", "c"), ("h", "c")]
     assert slips_of(reference, "lstm_cell_forward") == ()  # no loop: nothing to rewrite
     assert slips_of(reference, "no_such_function") == ()
 

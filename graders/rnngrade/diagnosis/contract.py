@@ -24,6 +24,7 @@ STRUCTURAL = DiagnosisSource.STRUCTURAL.value
 
 REORDERED = "outputs_in_another_order"
 AXES = "shape_differs_by_length_one_axes"
+AXES_ORDER = "axes_in_another_order"
 LOW_PRECISION = "computed_in_lower_precision"
 
 MAX_ORDER_ITEMS = 6  # permutations of at most 720 orders
@@ -49,7 +50,8 @@ def explain_contract(got: Any, want: Any, failed: list[Comparison], tol: Toleran
             return []
         slip = None
         if comparison.problem == "shape":
-            slip = _axes(g, w, tol, comparison.name, function)
+            slip = (_axes(g, w, tol, comparison.name, function)
+                    or _axes_order(g, w, tol, comparison.name, function))
         elif comparison.problem == "dtype":
             slip = _precision(g, w, comparison.name, function)
         elif comparison.problem == "values" and _close(g, w, FLOAT32):
@@ -90,12 +92,42 @@ def _axes(got: np.ndarray, want: np.ndarray, tol: Tolerance, leaf: str, function
         f"{want.shape}", source=STRUCTURAL)
 
 
+def _axes_order(got: np.ndarray, want: np.ndarray, tol: Tolerance, leaf: str, function: str
+                ) -> Diagnosis | None:
+    """The expected array with its axes in another order (``(T, B, H)`` for ``(B, T, H)``):
+    exactly one reordering of the axes gives the expected shape and every expected value."""
+    if got.ndim != want.ndim or got.ndim < 2 or got.shape == want.shape \
+            or sorted(got.shape) != sorted(want.shape):
+        return None
+    fits = [order for order in itertools.permutations(range(got.ndim))
+            if got.transpose(order).shape == want.shape
+            and _close(got.transpose(order), want, tol)]
+    if len(fits) != 1:
+        return None
+    moved = [i for i, j in enumerate(fits[0]) if i != j]
+    axes = (f"axes {moved[0]} and {moved[1]} swapped" if len(moved) == 2
+            else f"axes {', '.join(map(str, moved))} permuted")
+    return Diagnosis(
+        AXES_ORDER, f"{leaf} has shape {got.shape} where {want.shape} is expected: its axes "
+        f"are in another order ({axes}); its values are right", function,
+        hint="Only the order of the axes is wrong: check along which axis you stack or "
+        "concatenate the steps (torch.stack(..., dim=...), np.stack(..., axis=...)) and which "
+        "axis the function promises for time.",
+        evidence=f"every entry of {leaf} equals the expected one once its axes are put in the "
+        "expected order", source=STRUCTURAL)
+
+
 def _precision(got: np.ndarray, want: np.ndarray, leaf: str, function: str
                ) -> Diagnosis | None:
     if got.dtype.itemsize >= want.dtype.itemsize or not _close(got, want, FLOAT32):
         return None
+    # the course's value of float64 inputs is computed in longdouble: the inputs are float64
+    inputs = np.dtype(np.float64) if want.dtype.kind == "f" and want.dtype.itemsize > 8 \
+        else want.dtype
+    if got.dtype.itemsize >= inputs.itemsize:
+        return None
     return Diagnosis(
-        LOW_PRECISION, f"{leaf} is computed in {got.dtype} where the inputs are {want.dtype}",
+        LOW_PRECISION, f"{leaf} is computed in {got.dtype} where the inputs are {inputs}",
         function, hint=f"The values are right to {got.dtype} precision: something creates an "
         f"array or tensor in {got.dtype} (a dtype=..., a torch default) or casts down; keep "
         f"the precision of the inputs.",

@@ -32,6 +32,9 @@ class Flow:
     deps: dict[str, set[str]] = field(default_factory=dict)
     words: dict[str, str] = field(default_factory=dict)
     formulas: dict[str, ast.expr] = field(default_factory=dict)
+    # names set inside a loop (its target too): captured at return, such a value is the last
+    # step's, not one value of the function (``grads`` of the last step, not of every step)
+    looped: set[str] = field(default_factory=set)
 
     def consumers(self, name: str) -> list[str]:
         return [other for other in (*self.order, *self.outputs)
@@ -57,6 +60,9 @@ def flow_of(function: Any) -> Flow | None:
                 _formulas(nested, assigned, nested=True)
     flow.formulas.update({name: found[0] for name, found in assigned.items()
                           if len(found) == 1 and found[0] is not None})
+    flow.looped = {n.id for loop in ast.walk(node) if isinstance(loop, ast.For | ast.While)
+                   for n in ast.walk(loop) if isinstance(n, ast.Name)
+                   and isinstance(n.ctx, ast.Store)}
     known = set(params) | set(flow.order)
     flow.deps = {k: {n for n in v if n in known and n != k} for k, v in flow.deps.items()}
     return flow

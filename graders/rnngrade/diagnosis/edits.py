@@ -7,8 +7,10 @@ the node's shape, or its derivative form ``x * (1 - x)`` or ``1 - x ** 2``); a t
 dropped; one operand for another of the function's values of the same shape (also inside a
 one-call definition: ``np.tanh(a_next)`` for ``np.tanh(c_next)``); a derivative or activation
 swapped (``1 - x ** 2`` for ``x * (1 - x)`` and back, ``1 - x`` or ``(1 - x) ** 2`` for
-``1 - x ** 2``, tanh applied twice, a sigmoid for a tanh); a transpose added or removed; a sum's
-axis or ``keepdims`` changed, a mean for it, or none; a slice's halves swapped; a sign flipped.
+``1 - x ** 2``, tanh applied twice, a sigmoid for a tanh); ``np.maximum`` for ``np.minimum`` and
+back, a ``np.sqrt`` (``exp``, ``log``, ``abs``) left out; a transpose added or removed; a sum's
+axis or ``keepdims`` changed, a mean for it, or none; a slice's halves swapped, or its rows taken
+from the other end; a sign flipped.
 Each edit is evaluated on the reference's own captured values of its inputs (NumPy on captured
 arrays, never the student's code).
 
@@ -26,7 +28,7 @@ import math
 import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -59,6 +61,9 @@ _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "tanh": np.tanh, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
     "square": np.square}
 _REDUCE: dict[str, Callable[..., np.ndarray]] = {"sum": np.sum, "mean": np.mean}
+_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "maximum": np.maximum, "minimum": np.minimum}
+_OPPOSITE = {"maximum": "minimum", "minimum": "maximum", "max": "min", "min": "max"}
 
 
 def _checked(value: Any) -> np.ndarray:
@@ -83,9 +88,12 @@ def _elementwise(a: np.ndarray, b: np.ndarray) -> None:
 def _index(value: np.ndarray | None) -> int | None:
     if value is None:
         return None
-    if value.ndim != 0 or not float(value).is_integer():
+    if value.size != 1:  # a captured number: 0-d, or one entry once it has crossed over
         raise _Unusable
-    return int(value)
+    number = float(value.reshape(()))
+    if not number.is_integer():
+        raise _Unusable
+    return int(number)
 
 
 def _constant(node: ast.expr) -> Any:
@@ -187,6 +195,15 @@ def _call(node: ast.Call, values: Mapping[str, np.ndarray]) -> np.ndarray:
             return _checked(np.concatenate(arrays, axis=keywords.get("axis", 0)))
         except ValueError:
             raise _Unusable from None
+    if name in _BINARY and len(node.args) == 2 and not keywords:
+        left, right = (evaluate(a, values) for a in node.args)
+        _elementwise(left, right)
+        return _checked(_BINARY[name](left, right))
+    if name == "float" and len(node.args) == 1 and not keywords:
+        value = evaluate(node.args[0], values)
+        if value.size != 1:
+            raise _Unusable
+        return _checked(value.reshape(()))
     if name in ("dot", "matmul", "multiply") and len(node.args) == 2 and not keywords:
         op: ast.operator = ast.Mult() if name == "multiply" else ast.MatMult()
         return _binary(ast.BinOp(node.args[0], op, node.args[1]), values)
@@ -199,8 +216,8 @@ def _function_name(node: ast.Call) -> str:
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and (
             func.value.id in _NUMPY):
         return func.attr
-    if isinstance(func, ast.Name) and func.id == "sigmoid":
-        return "sigmoid"
+    if isinstance(func, ast.Name) and func.id in ("sigmoid", "float"):
+        return func.id
     return ""
 
 
@@ -368,6 +385,9 @@ class Quantities:
     labels: list[str]
     values: Mapping[str, np.ndarray]
     definitions: dict[str, ast.Call]
+    # the function's other returned values (``dWi`` of a returned dict): what a reduction may
+    # be taken of in place of its operand (a bias gradient summed from the weight gradient)
+    outputs: list[str] = field(default_factory=list)
 
     def of_shape(self, shape: tuple[int, ...], besides: str = "") -> list[str]:
         return [label for label in self.labels
@@ -375,7 +395,8 @@ class Quantities:
 
 
 def quantities(flow: Flow, node: str, reference: Mapping[str, np.ndarray]) -> Quantities:
-    """The reference's values computed before ``node``, its parameters' and their items; a
+    """The reference's values computed before ``node``, its parameters' and their items (none
+    set inside a loop: captured at return, it holds its last step's value only); a
     value with one entry repeated (zeros in a probe that zeroes an input) is none: it would make
     different edits equal."""
     position = flow.order.index(node) if node in flow.order else len(flow.order)
@@ -385,6 +406,8 @@ def quantities(flow: Flow, node: str, reference: Mapping[str, np.ndarray]) -> Qu
         base = keyed.group(1) if keyed else label if _PLAIN.match(label) else None
         if base is None or base == node or label.startswith(RETURN) or value.size < 2:
             continue
+        if base in flow.looped:
+            continue  # its last step's value: no value of the function to put in its place
         if not np.all(np.isfinite(value)) or np.ptp(value) == 0:
             continue
         if base in flow.order and flow.order.index(base) >= position:
@@ -401,7 +424,15 @@ def quantities(flow: Flow, node: str, reference: Mapping[str, np.ndarray]) -> Qu
         if (isinstance(formula, ast.Call) and len(formula.args) == 1 and not formula.keywords
                 and isinstance(formula.args[0], ast.Name) and _function_name(formula)):
             definitions[label] = formula
-    return Quantities(labels, reference, definitions)
+    outputs: dict[str, np.ndarray] = {}
+    for label in flow.outputs:  # the other returned values, by the name they are returned as
+        keyed = re.fullmatch(r"\['([A-Za-z_]\w*)'\]", label)
+        returned = reference.get(RETURN + label)
+        if (keyed and label != node and returned is not None and returned.size >= 2
+                and keyed.group(1) not in reference and np.all(np.isfinite(returned))):
+            outputs[keyed.group(1)] = returned
+    values = {**reference, **outputs} if outputs else reference
+    return Quantities(labels, values, definitions, list(outputs))
 
 
 def _operand(label: str) -> ast.expr:
@@ -419,8 +450,10 @@ def candidates(formula: ast.expr, pool: Quantities, shape: tuple[int, ...]) -> I
     yield from _dropped(formula)
     yield from _terms_dropped(formula)
     yield from _substituted(formula, pool)
+    yield from _reduced_instead(formula, pool)
     yield from _shape_edits(formula, shape)
     yield from _activation_edits(formula)
+    yield from _other_calls(formula)
     yield from _signs(formula)
     yield from _added(formula, pool, shape)
 
@@ -499,6 +532,23 @@ def _substituted(formula: ast.expr, pool: Quantities) -> Iterator[Edit]:
                 yield Edit(_replaced(formula, node, new_call), "replace", definition, new_call)
 
 
+def _reduced_instead(formula: ast.expr, pool: Quantities) -> Iterator[Edit]:
+    """A sum or mean taken of another returned value, of as many rows as its operand
+    (``np.sum(dWi, axis=1, keepdims=True)`` for ``np.sum(dit, ...)``)."""
+    for node in ast.walk(formula):
+        if not (isinstance(node, ast.Call) and _function_name(node) in _REDUCE and node.args):
+            continue
+        operand = _value(node.args[0], pool.values)
+        if operand is None or operand.ndim == 0:
+            continue
+        for name in pool.outputs:
+            other = pool.values[name]
+            if other.ndim == operand.ndim and other.shape[0] == operand.shape[0] \
+                    and other.shape != operand.shape:
+                new = ast.Name(name, ast.Load())
+                yield Edit(_replaced(formula, node.args[0], new), "replace", node.args[0], new)
+
+
 def _replace_text(root: ast.expr, like: ast.expr, new: ast.expr) -> ast.expr:
     """``root`` with its first operand of ``like``'s text replaced by ``new``."""
     text = ast.unparse(like)
@@ -530,6 +580,7 @@ def _shape_edits(formula: ast.expr, shape: tuple[int, ...]) -> Iterator[Edit]:
             assert isinstance(swapped.slice, ast.Slice)
             swapped.slice.lower, swapped.slice.upper = swapped.slice.upper, swapped.slice.lower
             yield Edit(_replaced(formula, node, swapped), "replace", node, swapped)
+    yield from _slice_ends(formula)
 
 
 def _reductions(formula: ast.expr, node: ast.Call) -> Iterator[Edit]:
@@ -571,6 +622,43 @@ def _activation_edits(formula: ast.expr) -> Iterator[Edit]:
                  if name == "tanh" else _np("tanh", x))
         for new in (other, ast.Call(copy.deepcopy(node.func), [copy.deepcopy(node)], []), x):
             yield Edit(_replaced(formula, node, new), "replace", node, new)
+
+
+def _other_calls(formula: ast.expr) -> Iterator[Edit]:
+    """``np.maximum`` ↔ ``np.minimum``; a NumPy function of one argument other than an
+    activation (``np.sqrt``, ``np.exp``, ``np.log``, ``np.abs``) left out."""
+    for node in ast.walk(formula):
+        if not isinstance(node, ast.Call) or node.keywords:
+            continue
+        name = _function_name(node)
+        if name in _OPPOSITE and isinstance(node.func, ast.Attribute):
+            new = ast.Call(ast.Attribute(copy.deepcopy(node.func.value), _OPPOSITE[name],
+                                         ast.Load()), copy.deepcopy(node.args), [])
+            yield Edit(_replaced(formula, node, new), "replace", node, new)
+        elif name in _UNARY and len(node.args) == 1:
+            yield Edit(_replaced(formula, node, node.args[0]), "replace", node, node.args[0])
+
+
+def _slice_ends(formula: ast.expr) -> Iterator[Edit]:
+    """A slice of ``k`` rows taken from the other end: ``x[k:]`` ↔ ``x[:-k]`` and ``x[:k]`` ↔
+    ``x[-k:]`` (the same count of rows, the other rows)."""
+    for node in ast.walk(formula):
+        if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice)
+                and node.slice.step is None
+                and (node.slice.lower is None) != (node.slice.upper is None)):
+            continue
+        bound = node.slice.lower if node.slice.lower is not None else node.slice.upper
+        assert bound is not None
+        negated = (bound.operand if isinstance(bound, ast.UnaryOp)
+                   and isinstance(bound.op, ast.USub)
+                   else ast.UnaryOp(ast.USub(), copy.deepcopy(bound)))
+        moved = copy.deepcopy(node)
+        assert isinstance(moved.slice, ast.Slice)
+        if node.slice.lower is not None:
+            moved.slice.lower, moved.slice.upper = None, negated
+        else:
+            moved.slice.lower, moved.slice.upper = negated, None
+        yield Edit(_replaced(formula, node, moved), "replace", node, moved)
 
 
 def _terms_dropped(formula: ast.expr) -> Iterator[Edit]:

@@ -225,24 +225,38 @@ def first_wrong(flow: Flow, reference: Mapping[str, np.ndarray],
             continue
         if n in flow.outputs:
             return Located(n, "", False, deps)
-        name, unsure = _student_name(n, values[n], deps, matched, mine, values, atol, rtol)
+        name, unsure = _student_name(n, values[n], deps, matched, mine,
+                                     values, reference, atol, rtol)
         return Located(n, name, unsure, deps)
     return None
 
 
 def _student_name(node: str, want: np.ndarray, deps: list[str], matched: dict[str, str | None],
                   mine: list[tuple[str, np.ndarray]], values: Mapping[str, np.ndarray],
-                  atol: float, rtol: float) -> tuple[str, bool]:
-    """The student's variable for ``node``: one of its shape that matches no reference value,
-    computed after the values it depends on (by the order of the student's locals)."""
+                  reference: Mapping[str, np.ndarray], atol: float, rtol: float
+                  ) -> tuple[str, bool]:
+    """The student's variable for ``node``: one of its shape that matches no reference value
+    (nor the reference's value of the same name: ``parameters['ba']`` holding the course's
+    ``parameters['ba']`` is an input, right, never what went wrong), computed after the values
+    it depends on (by the order of the student's locals)."""
+
+    def right(label: str, s: np.ndarray) -> bool:
+        return any(_matches(s, v, atol, rtol) for v in values.values()) or (
+            label in reference and _matches(s, reference[label], atol, rtol))
+
     order = {label: i for i, (label, _) in enumerate(mine)}
     after = max((order[m] for d in deps if (m := matched.get(d)) is not None), default=-1)
     candidates = [(label, s) for label, s in mine
                   if not label.startswith(RETURN) and _fits(s, want) is not None
-                  and not any(_matches(s, v, atol, rtol) for v in values.values())]
+                  and not right(label, s)]
     later = [(label, s) for label, s in candidates if order[label] > after]
     candidates = later or candidates
     if not candidates:
+        # the student's variable of the course's name, in another shape (a sum over the other
+        # axis): named, its shape is part of what went wrong
+        own = next((s for label, s in mine if label == node), None)
+        if own is not None and not right(node, own):
+            return node, False
         return "", False
     for label, _ in candidates:
         if label == node:

@@ -12,12 +12,24 @@ time loop is read off its source and rewritten one way at a time, on the trusted
   it was when the last step began (``lstm_layer``'s ``(h, c)``).
 - **A sum not accumulated.** Every ``total += term`` inside the loop becomes ``total = term``:
   only the step processed last is left in the total.
+- **A sum never added to.** Every ``total += term`` inside the loop is left out: the totals are
+  returned as they were initialised (the zeros ``np.zeros`` made), though the loop computes
+  every step's contribution.
+- **An update left out.** An in-place update of the loop other than a sum (``dlogits *=
+  scale``) is left out.
+- **Another value collected.** What the loop appends at each step (``outputs.append(h)``) is
+  another of the names the loop sets (``c``).
+- **Two arguments swapped.** A call of another of the module's functions inside the loop gets
+  two of its positional arguments in each other's place (``lstm_cell_backward(dc, da, cache)``).
 
 A slip names the student's mistake only when the rewritten reference reproduces the student's
-values on the case: for a state, every output it returns; for a sum, every failing output (the
-sums are independent of one another, so a student may overwrite some and add up the rest), each
-of them informative and different from the correct value, so a case where the slip and the
-correct code coincide (a sequence of one step, a contribution that is zero) is no evidence.
+values on the case: for a state, an update left out, another value collected or swapped
+arguments, every output it returns; for a sum, every
+failing output (the sums are independent of one another, so a student may overwrite some and
+add up the rest), each of them informative (a sum never added to: each correct one informative
+and the student's the initial value exactly) and different from the correct value, so a case
+where the slip and the correct code coincide (a sequence of one step, a contribution that is
+zero) is no evidence.
 """
 
 from __future__ import annotations
@@ -43,6 +55,10 @@ STRUCTURAL = DiagnosisSource.STRUCTURAL.value
 
 NOT_CARRIED = "state_not_carried"
 NOT_ACCUMULATED = "sum_not_accumulated"
+NEVER_ADDED = "sum_never_added_to"
+SWAPPED = "arguments_swapped"
+UPDATE_LEFT_OUT = "update_left_out"
+COLLECTS_ANOTHER = "collects_another_value"
 
 
 @dataclass(frozen=True)
@@ -59,6 +75,10 @@ class Slip:
     carried: tuple[str, ...] = ()
     totals: tuple[str, ...] = ()
     early: tuple[str, ...] = ()  # states returned as they were before the last step
+    never_added: bool = False  # ``totals`` are never added to (else: overwritten)
+    swapped: tuple[str, str, str] = ("", "", "")  # (callee, its two parameters swapped)
+    dropped: str = ""  # an in-place update of the loop left out (``dlogits *= scale``)
+    collected: tuple[str, str] = ("", "")  # (what the loop appends, what is appended instead)
 
 
 def slips_of(reference: types.ModuleType, function: str) -> tuple[Slip, ...]:
@@ -110,12 +130,153 @@ def _slips(reference: types.ModuleType, function: str) -> tuple[Slip, ...]:
             module = _load(reference, _returned_early(definition, position, returned))
             if module is not None:
                 slips.append(Slip(function, module, early=tuple(returned)))
-        totals = _accumulated(statement)
-        if totals:
-            module = _load(reference, _not_accumulated(definition, position))
-            if module is not None:
-                slips.append(Slip(function, module, totals=totals))
+        slips += _sums_and_calls(reference, definition, position)
     return tuple(slips)
+
+
+def _sums_and_calls(reference: types.ModuleType, definition: ast.FunctionDef,
+                    position: int) -> list[Slip]:
+    """The slips of the loop at ``position``: its sums overwritten and never added to, and
+    each pair of arguments of its calls swapped."""
+    loop = definition.body[position]
+    assert isinstance(loop, ast.For)
+    slips: list[Slip] = []
+    totals = _accumulated(loop)
+    if totals:
+        for never in (False, True):
+            module = _load(reference, _not_accumulated(definition, position, never))
+            if module is not None:
+                slips.append(Slip(definition.name, module, totals=totals, never_added=never))
+    passed = {a.arg for a in (*definition.args.posonlyargs, *definition.args.args,
+                              *definition.args.kwonlyargs)}
+    for index, update in enumerate(_updates(loop)):
+        module = _load(reference, _without_update(definition, position, index))
+        if module is not None:
+            slips.append(Slip(definition.name, module, dropped=ast.unparse(update)))
+    for index, kept, other in _collected(loop):
+        module = _load(reference, _collecting(definition, position, index, other))
+        if module is not None:
+            slips.append(Slip(definition.name, module, collected=(kept, other)))
+    for call, i, j in _swappable(loop, reference, passed):
+        module = _load(reference, _swapped(definition, position, call, i, j))
+        callee = _parameters(reference, call)
+        if module is not None and callee is not None:
+            slips.append(Slip(definition.name, module, swapped=(call, callee[i], callee[j])))
+    return slips
+
+
+def _updates(loop: ast.For) -> list[ast.AugAssign]:
+    """The loop's in-place updates other than sums (``x *= k``, ``x -= y``, ``x /= k``)."""
+    return [n for n in ast.walk(loop)
+            if isinstance(n, ast.AugAssign) and not isinstance(n.op, ast.Add)]
+
+
+class _Drop(ast.NodeTransformer):
+    def __init__(self, index: int) -> None:
+        self.index, self.seen = index, -1
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        if isinstance(node.op, ast.Add):
+            return node
+        self.seen += 1
+        return ast.copy_location(ast.Pass(), node) if self.seen == self.index else node
+
+
+def _without_update(definition: ast.FunctionDef, position: int, index: int
+                    ) -> ast.FunctionDef:
+    """``definition`` whose loop leaves out its ``index``-th update (``_updates``' order)."""
+    rewritten = copy.deepcopy(definition)
+    rewritten.body[position] = _Drop(index).visit(rewritten.body[position])
+    return rewritten
+
+
+def _appends(loop: ast.For) -> list[ast.Call]:
+    """The loop's ``xs.append(name)`` calls, in source order."""
+    return [n for n in ast.walk(loop) if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute) and n.func.attr == "append"
+            and len(n.args) == 1 and isinstance(n.args[0], ast.Name)]
+
+
+def _collected(loop: ast.For) -> list[tuple[int, str, str]]:
+    """(index, name, other) for each value the loop appends and each other name the loop sets
+    (the cell state collected where the hidden state belongs)."""
+    found = []
+    stored = sorted({n.id for n in ast.walk(loop) if isinstance(n, ast.Name)
+                     and isinstance(n.ctx, ast.Store)} - {_target(loop)})
+    for index, call in enumerate(_appends(loop)):
+        kept = call.args[0]
+        assert isinstance(kept, ast.Name)
+        found += [(index, kept.id, other) for other in stored if other != kept.id]
+    return found
+
+
+def _target(loop: ast.For) -> str:
+    return loop.target.id if isinstance(loop.target, ast.Name) else ""
+
+
+def _collecting(definition: ast.FunctionDef, position: int, index: int, other: str
+                ) -> ast.FunctionDef:
+    """``definition`` whose loop appends ``other`` in its ``index``-th append."""
+    rewritten = copy.deepcopy(definition)
+    loop = rewritten.body[position]
+    assert isinstance(loop, ast.For)
+    _appends(loop)[index].args[0] = ast.Name(other, ast.Load())
+    return rewritten
+
+
+def _calls(loop: ast.For) -> list[ast.Call]:
+    """The calls by plain name in the loop, in source order."""
+    return [n for n in ast.walk(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+
+
+def _parameters(reference: types.ModuleType, name: str) -> list[str] | None:
+    """The positional parameter names of the module's own function ``name`` (read off the
+    reference's source; None when it is not one of its functions)."""
+    source = reference.__dict__.get(SOURCE)
+    if not isinstance(source, str):
+        return None
+    found = [n for n in ast.parse(source).body
+             if isinstance(n, ast.FunctionDef) and n.name == name]
+    if len(found) != 1:
+        return None
+    return [a.arg for a in (*found[0].args.posonlyargs, *found[0].args.args)]
+
+
+def _swappable(loop: ast.For, reference: types.ModuleType, passed: set[str]
+               ) -> list[tuple[str, int, int]]:
+    """(callee, i, j) for each pair of positional arguments of a call of the module's own
+    functions in the loop (the first such call of each callee), less the arguments the loop
+    passes on as it received them (``passed``: the function's parameters, such as the weights,
+    the same at every step)."""
+    found: list[tuple[str, int, int]] = []
+    seen: set[str] = set()
+    for call in _calls(loop):
+        assert isinstance(call.func, ast.Name)
+        name = call.func.id
+        if name in seen or call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+            continue
+        seen.add(name)
+        parameters = _parameters(reference, name)
+        if parameters is None or len(call.args) > len(parameters):
+            continue
+        moving = [i for i, a in enumerate(call.args)
+                  if not (isinstance(a, ast.Name) and a.id in passed)]
+        found += [(name, i, j) for k, i in enumerate(moving) for j in moving[k + 1:]]
+    return found
+
+
+def _swapped(definition: ast.FunctionDef, position: int, callee: str, i: int, j: int
+             ) -> ast.FunctionDef:
+    """``definition`` whose loop calls ``callee`` with its arguments ``i`` and ``j`` swapped."""
+    rewritten = copy.deepcopy(definition)
+    loop = rewritten.body[position]
+    assert isinstance(loop, ast.For)
+    for call in _calls(loop):
+        assert isinstance(call.func, ast.Name)
+        if call.func.id == callee:
+            call.args[i], call.args[j] = call.args[j], call.args[i]
+            break
+    return rewritten
 
 
 def _initial_values(statements: list[ast.stmt]) -> dict[str, ast.expr]:
@@ -216,15 +377,23 @@ def _accumulated(loop: ast.For) -> tuple[str, ...]:
 
 
 class _Overwrite(ast.NodeTransformer):
+    def __init__(self, never: bool) -> None:
+        self.never = never
+
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
         if isinstance(node.op, ast.Add):
+            if self.never:
+                return ast.copy_location(ast.Pass(), node)
             return ast.copy_location(ast.Assign(targets=[node.target], value=node.value), node)
         return node
 
 
-def _not_accumulated(definition: ast.FunctionDef, position: int) -> ast.FunctionDef:
+def _not_accumulated(definition: ast.FunctionDef, position: int, never: bool = False
+                     ) -> ast.FunctionDef:
+    """``definition`` whose loop assigns each step's term to its total (``never``: adds
+    nothing to it)."""
     rewritten = copy.deepcopy(definition)
-    rewritten.body[position] = _Overwrite().visit(rewritten.body[position])
+    rewritten.body[position] = _Overwrite(never).visit(rewritten.body[position])
     return rewritten
 
 
@@ -262,20 +431,35 @@ def explain_slips(slips: tuple[Slip, ...], run: Callable[[Slip], Any], got: Any,
         return []
     leaves_want = float_leaves(want, name, names)
     leaves_got = float_leaves(got, name, names, {k: v.shape for k, v in leaves_want.items()})
-    if any(leaf not in leaves_got or leaf not in leaves_want
-           or not informative(leaves_want[leaf], tol.atol) for leaf in failing):
+    if any(leaf not in leaves_got or leaf not in leaves_want for leaf in failing):
         return []
+    telling = [leaf for leaf in failing if informative(leaves_want[leaf], tol.atol)]
+    if not telling:
+        return []
+    overwritten: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
     for slip in slips:
+        whole = bool(slip.state or slip.early or slip.swapped[0] or slip.dropped
+                     or slip.collected[0])
+        if not whole and len(telling) < len(failing):
+            continue  # a sum's slip speaks of each failing sum: each must be informative
         result = run(slip)
         if result is None:
             continue  # the slip fails on these inputs: it explains nothing
         theirs = float_leaves(result, name, names)
+        if slip.totals and not slip.never_added:
+            overwritten[slip.totals] = theirs
         if not all(leaf in theirs and _close(leaves_got[leaf], theirs[leaf], tol)
-                   and informative(theirs[leaf], tol.atol)
                    and not _close(theirs[leaf], leaves_want[leaf], tol) for leaf in failing):
             continue
-        if (slip.state or slip.early) and not all(k in theirs and _close(g, theirs[k], tol)
-                                  for k, g in leaves_got.items()):
+        last = overwritten.get(slip.totals) if slip.never_added else None
+        if last is not None and all(leaf in last and _close(leaves_got[leaf], last[leaf], tol)
+                                    for leaf in failing):
+            continue  # the last step's contribution is zero here: overwritten or never added?
+        if not all(slip.never_added or informative(theirs[leaf], tol.atol)
+                   for leaf in telling):
+            continue
+        if whole and not all(k in theirs and _close(g, theirs[k], tol)
+                             for k, g in leaves_got.items()):
             continue  # a state not carried changes what it changes: all of it must agree
         return [_diagnosis(slip, [_short(leaf) for leaf in failing])]
     return []
@@ -314,6 +498,44 @@ def _diagnosis(slip: Slip, wrong: list[str]) -> Diagnosis:
             evidence=f"your results equal the course's solution's with {states} returned as "
             "they were when the last step began", source=STRUCTURAL)
     verb = "is" if len(wrong) == 1 else "are"
+    if slip.collected[0]:
+        kept, other = slip.collected
+        return Diagnosis(
+            COLLECTS_ANOTHER, f"in `{slip.function}`, the loop collects `{other}` at each step "
+            f"where the course's solution collects `{kept}`", slip.function,
+            hint="Check which of the step's values you keep for the result: the function "
+            "promises one of them, and the other has the same shape.",
+            evidence=f"your results equal the course's solution's collecting `{other}` instead "
+            f"of `{kept}`", source=STRUCTURAL)
+    if slip.dropped:
+        return Diagnosis(
+            UPDATE_LEFT_OUT, f"in `{slip.function}`, the loop leaves out the step the course's "
+            f"solution writes `{slip.dropped}`", slip.function,
+            hint="Compare each step of your loop with the formulas: one update of a value at "
+            "every step is missing (a scaling or a correction applied in place).",
+            evidence=f"your results equal the course's solution's without `{slip.dropped}`",
+            source=STRUCTURAL)
+    if slip.swapped[0]:
+        callee, first, second = slip.swapped
+        return Diagnosis(
+            SWAPPED, f"in `{slip.function}`, `{callee}` is called with its arguments "
+            f"`{first}` and `{second}` in each other's place", slip.function,
+            hint=f"Compare the order of the arguments you pass to `{callee}` with the order of "
+            "its parameters: two of them have the same shape, so nothing fails, but each "
+            "receives the other's value.",
+            evidence=f"your results equal the course's solution's with `{first}` and "
+            f"`{second}` swapped in its call of `{callee}`", source=STRUCTURAL)
+    if slip.never_added:
+        return Diagnosis(
+            NEVER_ADDED, f"in `{slip.function}`, {_listed(wrong)} {verb} never added to: "
+            f"{'it is' if len(wrong) == 1 else 'they are'} returned as initialised, and no "
+            "step's contribution reaches the total", slip.function,
+            hint="The weights are shared by every time step, so their gradient is the sum of "
+            "every step's contribution: inside the loop, add each step's gradient to the total "
+            "(+=) that you return.",
+            evidence=f"your {_listed(wrong)} equal{'s' if len(wrong) == 1 else ''} "
+            f"{'its' if len(wrong) == 1 else 'their'} value before the loop, where the "
+            "course's solution adds every step's contribution", source=STRUCTURAL)
     return Diagnosis(
         NOT_ACCUMULATED, f"in `{slip.function}`, {_listed(wrong)} {verb} not summed over the "
         "time steps: each step's contribution replaces the total, so only the step processed "

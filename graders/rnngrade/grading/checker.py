@@ -15,6 +15,7 @@ with stand-ins decides points: it always runs, on the grader's time, never the s
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 import types
@@ -25,7 +26,7 @@ from typing import Any
 from rnngrade.diagnosis.aliasing import in_place_diagnosis, parameter_names
 from rnngrade.diagnosis.contract import explain_contract
 from rnngrade.diagnosis.localise import localise_check
-from rnngrade.diagnosis.mutants import Mutant
+from rnngrade.diagnosis.mutants import SOURCE, Mutant
 from rnngrade.diagnosis.reach import AttemptLog, Reach, called_names
 from rnngrade.diagnosis.slips import Slip, explain_slips, slips_of
 from rnngrade.diagnosis.structural import explain_unmatched
@@ -46,8 +47,9 @@ from rnngrade.harness.checks.compare import (
     CheckFailure,
     Comparison,
     expected_dtype_of,
+    to_numpy,
 )
-from rnngrade.harness.checks.structure import compare_tree
+from rnngrade.harness.checks.structure import compare_tree, flatten
 from rnngrade.harness.checks.tolerance import Tolerance, tolerance_for
 from rnngrade.harness.runner.base import EXCEPTION, NOT_IMPLEMENTED, StudentError
 from rnngrade.harness.runner.inprocess import InProcessRunner
@@ -289,9 +291,12 @@ class Checker:
                    tol: Tolerance, names: tuple[str, ...] | None) -> list[Any]:
         """Where inside the checked function its values go wrong (``diagnosis/localise.py``):
         only for the submission itself, checked against the reference, in a function that
-        calls no other graded function."""
+        calls no other graded function, or calls one outside any loop (a cell that calls
+        softmax once: what the callee returns is one of its values, compared as any other;
+        a loop's values at return are its last step's only)."""
         function = _function_of(name)
-        if student is not self.student or oracle is not None or function in self.callers:
+        if student is not self.student or oracle is not None or (
+                function in self.callers and not self._straight(function)):
             return []
         self._check_time()
         return localise_check(
@@ -300,6 +305,21 @@ class Checker:
             lambda run: self._trusted("reference", self._key(f"{name} locals", probe, args,
                                                               promote), run),
             guard=grader_work)
+
+    def _straight(self, function: str) -> bool:
+        """Whether the reference's ``function`` runs without a loop (read off its source)."""
+        module = getattr(self.reference.runner, "module", None)
+        source = getattr(module, SOURCE, None) if module is not None else None
+        if not isinstance(source, str):
+            return False
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            return False
+        found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function]
+        return len(found) == 1 and not any(
+            isinstance(n, ast.For | ast.While | ast.AsyncFor | ast.comprehension)
+            for n in ast.walk(found[0]))
 
     def _explained(self, explain: Callable[[], None]) -> bool:
         """Run ``explain`` (a diagnosis) on the grader's time: False when that ran out first,
@@ -391,7 +411,22 @@ def _agrees_on(got: Any, theirs: Any, tol: Tolerance, name: str,
     compared = [c for c in compare_tree(got, theirs, tol, name, names, None, only=failing,
                                         stop_at_failure=True, verdicts=True)
                 if c.name in failing]
-    return bool(compared) and all(c.ok for c in compared)
+    return bool(compared) and all(c.ok for c in compared) and _same_precision(
+        got, theirs, name, names, failing)
+
+
+def _same_precision(got: Any, theirs: Any, name: str, names: tuple[str, ...] | None,
+                    failing: set[str]) -> bool:
+    """Whether every failing float leaf has the precision of the mistake's: a float32 result
+    is not a float64 mistake's, however close its values (the precision is the slip)."""
+    mine = dict(flatten(got, name, names))
+    other = dict(flatten(theirs, name, names))
+    for leaf in failing:
+        a, b = to_numpy(mine.get(leaf)), to_numpy(other.get(leaf))
+        if a is not None and b is not None and a.dtype.kind in "fc" and b.dtype.kind in "fc" \
+                and a.dtype.itemsize != b.dtype.itemsize:
+            return False
+    return True
 
 
 def _error_signature(message: str) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from rnngrade.diagnosis.evidence import summarise_diagnosis
 from rnngrade.diagnosis.structural import localise_cases
 from rnngrade.errors import GraderError
+from rnngrade.grading.budget import DIAGNOSIS_SKIPPED
 from rnngrade.grading.rubric import Rubric
 from rnngrade.lab_contract import NO_STRUCTURE, Structure
 from rnngrade.labs import Lab
@@ -23,6 +24,7 @@ from rnngrade.results.model import (
     CaseResult,
     Diagnosis,
     DiagnosisSource,
+    FailureKind,
     GradeResult,
     Measurement,
     Outcome,
@@ -101,7 +103,7 @@ def rank_diagnoses(failures: Sequence[CaseResult], cases: Sequence[CaseResult] =
     lab's names for its cases). An edit of the
     reference's formula comes first, but only when every failing case localised to its value
     names it too (``_contradicted``)."""
-    refuted = _contradicted(failures) | _outvoted(failures)
+    refuted = _contradicted(failures) | _outvoted(failures) | _unmatched(failures)
     named = _ranked(failures, lambda d: d.source not in (LOCALISED, EDIT)
                     and d.name not in refuted)
     edits = _ranked(failures, lambda d: d.source == EDIT and d.name not in refuted)
@@ -142,6 +144,20 @@ def _outvoted(failures: Sequence[CaseResult]) -> set[str]:
 
 
 _MISTAKES = (DiagnosisSource.KNOWN_MISTAKE.value, EDIT)
+
+
+def _unmatched(failures: Sequence[CaseResult]) -> set[str]:
+    """The known mistakes some diagnosed failing case does not reproduce. A case is diagnosed
+    after every mistake that may differ from the course's result on its inputs was run on
+    them; one that names something else (a slip, a symptom, where it goes wrong), or a value
+    check that names nothing (its diagnosis not skipped), and not this mistake, shows that the
+    mistake's result differs from the student's there: the mistake is not the student's,
+    however many other cases it matches (on those it coincides)."""
+    known = DiagnosisSource.KNOWN_MISTAKE.value
+    every = {d.name for c in failures for d in c.diagnosis if d.source == known}
+    telling = [c for c in failures if c.diagnosis or (
+        c.kind == FailureKind.CHECK and DIAGNOSIS_SKIPPED not in c.message)]
+    return {m for m in every for c in telling if m not in {d.name for d in c.diagnosis}}
 
 
 def _ranked(failures: Sequence[CaseResult], kept: Callable[[Diagnosis], bool]
