@@ -83,6 +83,21 @@ def test_other_library_or_grader_source_computes_again(cache, monkeypatch):
     assert compute.calls == 3
 
 
+def test_other_thread_settings_compute_again(cache, monkeypatch):
+    compute = Counted(value)
+    key = ExpectationMemo.key("check", value, ())
+    threads = torch.get_num_threads()
+    fresh().compute(key, "reference", compute)
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    fresh().compute(key, "reference", compute)
+    torch.set_num_threads(threads + 1)
+    try:
+        fresh().compute(key, "reference", compute)
+    finally:
+        torch.set_num_threads(threads)
+    assert compute.calls == 3
+
+
 def test_a_draw_is_read_back_under_the_same_states_and_leaves_them_as_it_did(cache):
     compute = Counted(lambda: np.random.standard_normal(3) + torch.randn(1).item())
     key = ExpectationMemo.key("draw", compute.compute, ())

@@ -36,6 +36,7 @@ import dataclasses
 import enum
 import functools
 import hashlib
+import os
 import random
 import sys
 import types
@@ -335,9 +336,21 @@ class DiskScope:
     device: str
 
     def key(self, entry: str) -> dict:
+        """The on-disk key of the memo's ``entry``, with this process's thread settings (a
+        float sum split over other threads may round otherwise)."""
         from rnngrade.grading.reference_cache import memo_key
 
-        return memo_key(lab=self.lab, digest=self.digest, device=self.device, entry=entry)
+        return memo_key(lab=self.lab, digest=self.digest, device=self.device, entry=entry,
+                        threads=_threads())
+
+
+def _threads() -> list:
+    """torch's thread count (None before torch is imported) and the thread variables."""
+    from rnngrade.sandbox.isolation import THREAD_VARIABLES
+
+    torch = sys.modules.get("torch")
+    return [torch.get_num_threads() if torch is not None else None,
+            *(os.environ.get(name) for name in THREAD_VARIABLES)]
 
 
 class ExpectationMemo:

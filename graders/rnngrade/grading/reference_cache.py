@@ -15,8 +15,9 @@ computed once per *lab version* and kept in one JSON file per entry under ``cach
   named by the key's SHA-256 and records the key; a file whose key differs is never trusted.
 - The same files keep the values a grader's memo computes on the trusted side (the
   reference's, an oracle's, a mutant's results of a check: ``grading.memo``), under
-  ``memo_key``: the same facts, and the memo's own digest of the check, its probe and its
-  arguments (and of the global generators' states when the computation draws from them).
+  ``memo_key``: the same facts, the memo's own digest of the check, its probe and its
+  arguments (and of the global generators' states when the computation draws from them), and
+  the process's thread settings (torch's thread count and the thread variables).
 - Values are plain data: None, bools, ints, finite floats, strings, lists, tuples, dicts with
   string keys (kept in their order: code that iterates over a dict depends on it), and NumPy
   arrays and scalars and CPU torch tensors of numeric dtypes (raw bytes, base64). A value is
@@ -127,9 +128,10 @@ def entry_key(*, lab: str, digest: str, test: str, seed: int, key: Any, device: 
     return {**_common(lab, digest, device), "test": test, "seed": seed, "key": key}
 
 
-def memo_key(*, lab: str, digest: str, device: str, entry: str) -> dict:
-    """The full key of a memo's entry (``entry``: the memo's digest of the computation)."""
-    return {**_common(lab, digest, device), "memo": entry}
+def memo_key(*, lab: str, digest: str, device: str, entry: str, threads: list) -> dict:
+    """The full key of a memo's entry (``entry``: the memo's digest of the computation;
+    ``threads``: the process's thread settings)."""
+    return {**_common(lab, digest, device), "memo": entry, "threads": threads}
 
 
 def value_of(key: dict, compute: Callable[[], Any]) -> Any:
