@@ -75,8 +75,10 @@ def reference_module(lab: str) -> Any:
 
 def trusted_value(what: str, args: tuple, extra: Any, run: Callable[[], Any]) -> Any:
     """``run()``, a computation on the trusted side that depends only on ``args`` and ``extra``
-    (plain data), memoised across submissions when the session keeps a memo. The value is
-    shared with the memo: the caller only reads it."""
+    (plain data) and the lab's files, named by ``what``; memoised across submissions when the
+    session keeps a memo, and kept on disk with it for the next grading process of the same
+    lab version (``grading/memo.py``). The value is shared with the memo: the caller only
+    reads it."""
     from rnngrade.grading.memo import EXPECTATION_MEMO
     from rnngrade.harness.checks.plugin import current_item
 

@@ -8,7 +8,8 @@ budget, and the grader's own). Two ways to run the suite, with identical results
 - ``grade_isolated``: one whole ``pytest.main`` session per submission (about a second more).
 - ``Grader``: a long-lived session for one lab that collects the hidden suite once and runs it
   again for each submission; the reference's and the mutants' values are memoised across
-  submissions (``grading/memo.py``).
+  submissions (``grading/memo.py``), and kept on disk for the next grading process of the same
+  lab version (``grading/reference_cache.py``).
 
 ``grade()`` uses a ``Grader`` kept per lab, device, isolation and course, rebuilt when the lab's
 content digest changes. A failure of trusted code never scores the student: the result's status
@@ -30,7 +31,7 @@ from rnngrade.grading.budget import WALL_FACTOR, Budget, BudgetedRunner
 from rnngrade.grading.collector import OutcomeCollector
 from rnngrade.grading.devices import DEVICES, resolve_device
 from rnngrade.grading.lab_assets import LabAssets, lab_digest, load_lab_assets
-from rnngrade.grading.memo import ExpectationMemo
+from rnngrade.grading.memo import DiskScope, ExpectationMemo
 from rnngrade.grading.rubric import Rubric, load_rubric
 from rnngrade.grading.scoring import (
     build_results,
@@ -272,7 +273,8 @@ class Grader:
         self.rubric = self.assets.rubric
         self.device = _usable_device(device, inprocess, self.lab)
         self.inprocess = inprocess
-        self.memo = memo if memo is not None else ExpectationMemo()
+        self.memo = memo if memo is not None else ExpectationMemo(
+            disk=DiskScope(self.lab.name, self.assets.digest, self.device))
         self.collector = OutcomeCollector(None, self.device, self.assets, memo=self.memo)
         self.graded = 0
         self._lock = threading.Lock()

@@ -18,6 +18,15 @@ with the wrong expectation, so it is a SHA-256 over:
 Anything the digest does not understand (an arbitrary object, a generator, a proxy) makes the
 call uncacheable: it then simply runs. Stored values are deep-copied on the way in and out, and
 the memo is a bounded LRU (by bytes), so memory stays flat however many submissions are graded.
+
+A grader's memo (``ExpectationMemo(disk=DiskScope(...))``) also keeps what it computes on disk,
+for the next grading process of the same lab version (``grading.reference_cache``: the lab's
+content digest, the grader's source and version, the device, the library versions and the kind
+of CPU are in the key beside the memo's own): a value is kept when plain data holds it exactly,
+and one that drew from the global generators is kept under their states before the call, with
+the states after it to restore. A failing computation, or a value plain data cannot hold, is
+simply computed again by the next process. Every process returns the value as decoded from its
+plain form, cached or not, so a result is the same with a cold or a warm cache.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import dataclasses
 import enum
 import functools
 import hashlib
+import os
 import random
 import sys
 import types
@@ -254,6 +264,32 @@ def _same_rng(a: tuple, b: tuple) -> bool:
     return True
 
 
+def _restored(after: tuple | None, before: tuple) -> bool:
+    """Put the generators in the states ``after`` a computation read from disk (None: it drew
+    nothing); False, with the states ``before`` put back, when they cannot be set."""
+    if after is None:
+        return True
+    try:
+        _set_rng_state(after)
+    except Exception:  # noqa: BLE001 - a state that does not load: compute instead
+        _set_rng_state(before)
+        return False
+    return True
+
+
+def _is_rng_state(state: Any) -> bool:
+    """Whether ``state`` has the form ``_rng_state`` gives (read back from disk)."""
+    if not isinstance(state, tuple) or len(state) not in (2, 3, 4):
+        return False
+    if not (isinstance(state[0], tuple) and isinstance(state[1], tuple)):
+        return False
+    if len(state) == 2:
+        return True
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(state[2], torch.Tensor) and (
+        len(state) == 3 or isinstance(state[3], list))
+
+
 def _rng_digest(state: tuple) -> str:
     version, internal, gauss = state[0]
     h = hashlib.sha256(repr((version, gauss)).encode())
@@ -291,20 +327,49 @@ class _Entry:
     rng_dependent: bool = False  # a marker: look the value up under the RNG state too
 
 
+@dataclasses.dataclass(frozen=True)
+class DiskScope:
+    """Where a grader's memo keeps its values on disk: one lab version, on one device."""
+
+    lab: str
+    digest: str  # the lab's content digest (``LabAssets.digest``)
+    device: str
+
+    def key(self, entry: str) -> dict:
+        """The on-disk key of the memo's ``entry``, with this process's thread settings (a
+        float sum split over other threads may round otherwise)."""
+        from rnngrade.grading.reference_cache import memo_key
+
+        return memo_key(lab=self.lab, digest=self.digest, device=self.device, entry=entry,
+                        threads=_threads())
+
+
+def _threads() -> list:
+    """torch's thread count (None before torch is imported) and the thread variables."""
+    from rnngrade.sandbox.isolation import THREAD_VARIABLES
+
+    torch = sys.modules.get("torch")
+    return [torch.get_num_threads() if torch is not None else None,
+            *(os.environ.get(name) for name in THREAD_VARIABLES)]
+
+
 class ExpectationMemo:
     """A bounded LRU of trusted values keyed by role, check, function, arguments and, for
-    computations that draw random numbers, the global random state.
+    computations that draw random numbers, the global random state; with ``disk``, also kept
+    on disk for the next process (see the module docstring).
 
     A computation that leaves every global generator exactly as it found it is taken not to
     depend on them (it drew nothing); one that moved a generator is keyed by the states before
     it, and a hit restores the states after it.
     """
 
-    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, disk: DiskScope | None = None
+                 ) -> None:
         self.max_bytes = max_bytes
+        self.disk = disk
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self.bytes = 0
-        self.hits = self.misses = self.uncacheable = 0
+        self.hits = self.misses = self.uncacheable = self.disk_hits = 0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -337,14 +402,55 @@ class ExpectationMemo:
             found = self._entries.get(f"{base}|{_rng_digest(before)}")
             if found is not None:
                 return self._hit(f"{base}|{_rng_digest(before)}", found, shared)
+        stored = self._from_disk(base, before)
+        if stored is not None and _restored(stored[1], before):
+            self.disk_hits += 1
+            self._remember(base, before, True, stored[0])
+            return stored[0]
         self.misses += 1
         try:
             value = run()
         except Exception as exc:
             self._remember(base, before, False, exc)
             raise
+        value = self._to_disk(base, before, value)
         self._remember(base, before, True, value)
         return value
+
+    def _from_disk(self, base: str, before: tuple) -> tuple[Any, tuple | None] | None:
+        """``(value, the generators' states after it or None)`` kept on disk for ``base``
+        (under ``before`` when the computation draws); None when there is none."""
+        if self.disk is None:
+            return None
+        from rnngrade.grading.reference_cache import lookup
+
+        found = lookup(self.disk.key(base))
+        kept = found[0] if found is not None else None
+        if not isinstance(kept, dict) or type(kept.get("draws")) is not bool:
+            return None
+        if not kept["draws"]:
+            return (kept["value"], None) if "value" in kept else None
+        found = lookup(self.disk.key(f"{base}|{_rng_digest(before)}"))
+        kept = found[0] if found is not None else None
+        if not isinstance(kept, dict) or "value" not in kept \
+                or not _is_rng_state(kept.get("after")):
+            return None
+        return kept["value"], kept["after"]
+
+    def _to_disk(self, base: str, before: tuple, value: Any) -> Any:
+        """Keep ``value`` (just computed from the generators' states ``before``) on disk when
+        plain data holds it exactly; the value as decoded from it (else ``value`` itself)."""
+        if self.disk is None:
+            return value
+        from rnngrade.grading.reference_cache import keep
+
+        after = _rng_state()
+        if _same_rng(before, after):
+            return keep(self.disk.key(base), {"draws": False, "value": value})["value"]
+        keep(self.disk.key(base), {"draws": True})
+        kept = keep(self.disk.key(f"{base}|{_rng_digest(before)}"),
+                    {"value": value, "after": after})
+        return kept["value"]
 
     def _hit(self, key: str, entry: _Entry, shared: bool) -> Any:
         self.hits += 1

@@ -9,10 +9,15 @@ computed once per *lab version* and kept in one JSON file per entry under ``cach
   grader's trusted process only; the sandbox hides it from workers (``sandbox.zygote.client``).
 - The key (``entry_key``) holds everything a figure depends on: the lab's content digest (what
   ``grader_version`` records: any edit to its suite, reference or metadata changes it), the
-  package version, the test's id (or none for a value shared by the lab's tests), the outcome
-  seed, the caller's key, the device, the torch and NumPy versions and the kind of CPU. The
-  file is named by the key's SHA-256 and records the key; a file whose key differs is never
-  trusted.
+  package version and the digest of its source (an edit to the grader's own code, version or
+  not), the test's id (or none for a value shared by the lab's tests), the outcome seed, the
+  caller's key, the device, the torch and NumPy versions and the kind of CPU. The file is
+  named by the key's SHA-256 and records the key; a file whose key differs is never trusted.
+- The same files keep the values a grader's memo computes on the trusted side (the
+  reference's, an oracle's, a mutant's results of a check: ``grading.memo``), under
+  ``memo_key``: the same facts, the memo's own digest of the check, its probe and its
+  arguments (and of the global generators' states when the computation draws from them), and
+  the process's thread settings (torch's thread count and the thread variables).
 - Values are plain data: None, bools, ints, finite floats, strings, lists, tuples, dicts with
   string keys (kept in their order: code that iterates over a dict depends on it), and NumPy
   arrays and scalars and CPU torch tensors of numeric dtypes (raw bytes, base64). A value is
@@ -91,27 +96,67 @@ def _cpu_kind() -> str:
 _LIBRARIES: dict[str, str] = {}
 
 
-def entry_key(*, lab: str, digest: str, test: str, seed: int, key: Any, device: str) -> dict:
-    """The full key of one entry (``test`` is "" for a value shared by the lab's tests)."""
+def package_digest() -> str:
+    """SHA-256 over the grader package's Python source (read once per process): values kept
+    on disk are computed by the grader's own code too (the watch of a training run, the
+    promotion of a check's arguments), so any edit to it starts a fresh cache."""
+    if not _PACKAGE:
+        root = Path(__file__).resolve().parents[1]
+        h = hashlib.sha256()
+        for path in sorted(root.rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            data = path.read_bytes()
+            name = path.relative_to(root).as_posix().encode()
+            h.update(name + b"\0" + len(data).to_bytes(8, "little") + data)
+        _PACKAGE.append(h.hexdigest())
+    return _PACKAGE[0]
+
+
+_PACKAGE: list[str] = []
+
+
+def _common(lab: str, digest: str, device: str) -> dict:
     from rnngrade import __version__
 
     return {"format": FORMAT, "lab": lab, "digest": digest, "rnngrade": __version__,
-            "test": test, "seed": seed, "key": key, "device": device, **library_versions()}
+            "source": package_digest(), "device": device, **library_versions()}
+
+
+def entry_key(*, lab: str, digest: str, test: str, seed: int, key: Any, device: str) -> dict:
+    """The full key of one entry (``test`` is "" for a value shared by the lab's tests)."""
+    return {**_common(lab, digest, device), "test": test, "seed": seed, "key": key}
+
+
+def memo_key(*, lab: str, digest: str, device: str, entry: str, threads: list) -> dict:
+    """The full key of a memo's entry (``entry``: the memo's digest of the computation;
+    ``threads``: the process's thread settings)."""
+    return {**_common(lab, digest, device), "memo": entry, "threads": threads}
 
 
 def value_of(key: dict, compute: Callable[[], Any]) -> Any:
     """The value stored under ``key``, else ``compute()`` (stored when it is plain data)."""
-    folder = cache_dir()
-    try:
-        key_text = _dumps(encode(key))
-    except _Uncacheable:
-        return compute()  # a key that is not plain data names no file
-    path = folder / f"{hashlib.sha256(key_text.encode()).hexdigest()}.json" if folder else None
-    if path is not None:
-        found = _read(path, json.loads(key_text))
-        if found is not None:
-            return found[0]
-    value = compute()
+    found = lookup(key)
+    if found is not None:
+        return found[0]
+    return keep(key, compute())
+
+
+def lookup(key: dict) -> tuple[Any] | None:
+    """``(value,)`` stored under ``key``; None when there is none (or no readable one)."""
+    named = _named(key)
+    if named is None or named[1] is None:
+        return None
+    return _read(named[1], json.loads(named[0]))
+
+
+def keep(key: dict, value: Any) -> Any:
+    """Store ``value`` under ``key`` when plain data holds it exactly, and return it as decoded
+    from that plain form (else ``value`` itself, not stored)."""
+    named = _named(key)
+    if named is None:
+        return value
+    key_text, path = named
     try:
         encoded = encode(value)
         # the key canonical (sorted: it names the file), the value in its own order
@@ -124,6 +169,18 @@ def value_of(key: dict, compute: Callable[[], Any]) -> Any:
     if path is not None:
         _write(path, text)
     return restored
+
+
+def _named(key: dict) -> tuple[str, Path | None] | None:
+    """The key's canonical text and its file (None when the cache is off); None for a key
+    that is not plain data (it names no file)."""
+    try:
+        key_text = _dumps(encode(key))
+    except _Uncacheable:
+        return None
+    folder = cache_dir()
+    path = folder / f"{hashlib.sha256(key_text.encode()).hexdigest()}.json" if folder else None
+    return key_text, path
 
 
 def _dumps(data: Any, sort_keys: bool = True) -> str:

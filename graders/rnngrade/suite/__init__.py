@@ -18,7 +18,9 @@ The engine's modules behind these names may move; a suite imports nothing else o
   ``Chain``, ``expect_chained``, ``run_chained``, ``expect_gradient_check``,
   ``expect_distinct_caches`` (a forward pass's caches hold distinct arrays where the course's do),
   ``reference_module``, ``add_note`` (a sentence for the report's notes); ``promoted_oracle``
-  (an independent oracle such as ``torch.nn.LSTM`` run in float64);
+  (an independent oracle such as ``torch.nn.LSTM`` run in float64); ``trusted_value`` (a
+  value the trusted side computes from plain arguments, such as the reference's recorded
+  calls: memoised across submissions and kept on disk for the next grading process);
 - calls into the submission: ``FunctionRef``, ``ArgRef``, ``StudentError``, ``EXCEPTION``,
   ``ModuleProxy``, ``InProcessRunner``; the lab's own helpers on the trusted side:
   ``lab_helpers``;
@@ -74,6 +76,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time ``__getattr__`` loads
         sample_indices,
         to_numpy,
         tolerance_for,
+        trusted_value,
     )
 
 __all__ = [
@@ -114,6 +117,7 @@ __all__ = [
     "sample_indices",
     "to_numpy",
     "tolerance_for",
+    "trusted_value",
 ]
 
 

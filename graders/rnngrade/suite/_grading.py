@@ -13,6 +13,7 @@ from rnngrade.grading.chained import (
     expect_gradient_check,
     reference_module,
     run_chained,
+    trusted_value,
 )
 from rnngrade.grading.precision import promoted_oracle
 from rnngrade.harness.checks.causal import assert_causal

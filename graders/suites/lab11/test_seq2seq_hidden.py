@@ -33,7 +33,15 @@ import torch
 import torch.nn.functional as F
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from rnngrade.suite import EXACT, CheckFailure, FunctionRef, Tolerance, device_params, plots
+from rnngrade.suite import (
+    EXACT,
+    CheckFailure,
+    FunctionRef,
+    Tolerance,
+    device_params,
+    plots,
+    trusted_value,
+)
 
 PAD, BOS, EOS, V = 10, 11, 12, 13
 # float32 on CUDA with TF32 off: kernels sum in other orders than the CPU's float64; a GRU step,
@@ -366,6 +374,15 @@ def wrong_callees(student, recorded: dict) -> tuple[str, ...]:
     return tuple(wrong)
 
 
+def recorded_calls(reference, params: dict, steps: int, seed: int, attention: bool) -> dict:
+    """The reference's ``training_calls`` (helper), computed once per lab version and kept on
+    disk (``trusted_value``): the same for every submission. A copy of the top level, so the
+    caller may take ``"result"`` out."""
+    return dict(trusted_value("the reference's training_calls", (params, steps, seed, attention),
+                              None, lambda: reference.helper("training_calls", params, steps,
+                                                             seed, attention)))
+
+
 def loop_stand_ins(student, reference, params: dict, steps: int, seed: int,
                    attention: bool) -> tuple[dict | None, tuple[str, ...]]:
     """The calls a correct ``train_seq2seq(params, steps, seed, attention)`` makes, recorded on
@@ -373,7 +390,7 @@ def loop_stand_ins(student, reference, params: dict, steps: int, seed: int,
     functions among them the submission gets wrong: ``train_seq2seq`` then runs with those
     calls answered by the recorded results and loses no points for those mistakes. ``(None,
     ())`` when the submission gets them all right."""
-    recorded = reference.helper("training_calls", params, steps, seed, attention)
+    recorded = recorded_calls(reference, params, steps, seed, attention)
     recorded.pop("result")
     wrong = wrong_callees(student, recorded)
     return (recorded, wrong) if wrong else (None, ())
@@ -536,10 +553,10 @@ def graded_on_recorded_updates(student, reference, outcome, attention: bool) -> 
     submission gets that first call right."""
     seed = outcome.seed
     p0 = reference.init_params(attention, seed)
-    wrong = wrong_callees(student, reference.helper("training_calls", p0, 1, seed, attention))
+    wrong = wrong_callees(student, recorded_calls(reference, p0, 1, seed, attention))
     if not wrong:
         return False
-    recorded = reference.helper("training_calls", p0, REPLAYED_UPDATES, seed, attention)
+    recorded = recorded_calls(reference, p0, REPLAYED_UPDATES, seed, attention)
     want_params, want_losses = recorded.pop("result")
     params, losses = student.helper("train_alone", p0, REPLAYED_UPDATES, seed, attention,
                                     recorded, wrong)
@@ -571,13 +588,27 @@ def figures(reference, params, attention) -> dict | None:
         return None
 
 
+def trained_figures(reference, outcome, params, ref_params, attention: bool) -> tuple:
+    """``(figures of params, figures of ref_params)``: the reference's kept once per lab
+    version (``outcome.of_trained``), and the submission's measured unless its trained
+    parameters are the reference's exactly (then they are the same figures). Kept as a list
+    of ``[length, figures]``: plain data holds no integer keys."""
+    def measured(p) -> list | None:
+        found = figures(reference, p, attention)
+        return None if found is None else [[L, list(v)] for L, v in found.items()]
+
+    got, ref = outcome.of_trained(("figures", attention, EVAL_LENGTHS), params, ref_params,
+                                  measured)
+    return tuple(None if f is None else {L: tuple(v) for L, v in f} for f in (got, ref))
+
+
 @pytest.mark.outcome(wall=400, cpu=300, memory="3 GiB", catches=("same_batch_every_step",))
 def test_train_seq2seq_attention_reaches_band(student, reference, outcome):
     if graded_on_recorded_updates(student, reference, outcome, True):
         return
     params, losses = train_student(student, reference, True, outcome.seed)
     ref_params, ref_losses = reference_model(reference, outcome, True)
-    got, ref = figures(reference, params, True), figures(reference, ref_params, True)
+    got, ref = trained_figures(reference, outcome, params, ref_params, True)
     for i, L in enumerate(EVAL_LENGTHS):
         outcome.measure(f"sequence accuracy at length {L}", got[L][0] if got else None,
                         bound="≥", threshold=ATTENTION_BAND[L], unit="%",
@@ -598,7 +629,7 @@ def test_train_seq2seq_bottleneck(student, reference, outcome):
         return
     params, losses = train_student(student, reference, False, outcome.seed)
     ref_params, ref_losses = reference_model(reference, outcome, False)
-    got, ref = figures(reference, params, False), figures(reference, ref_params, False)
+    got, ref = trained_figures(reference, outcome, params, ref_params, False)
     middle = f" (length 8: {100 * got[8][0]:.1f}%, not graded)" if got else ""
     outcome.measure("sequence accuracy at length 4", got[4][0] if got else None, bound="≥",
                     threshold=0.9, unit="%", context="no attention, after 1,500 updates",
