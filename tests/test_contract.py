@@ -81,3 +81,22 @@ def test_a_final_state_returned_one_step_early_is_named(tmp_path):
     named, failing = _named(result, "test_char_rnn", LAST_STEP_EARLY)
     assert named, [(t.name, t.diagnosis) for t in failing]
     assert "h_last" in next(d.text for d in named[0].diagnosis if d.name == LAST_STEP_EARLY)
+
+
+def test_axes_in_another_order_are_named_only_when_one_order_fits():
+    """(T, B, H) for (B, T, H): the values are right once axes 0 and 1 are swapped; a result
+    whose values are also off, or one two orders of the axes explain, names nothing."""
+    from rnngrade.diagnosis.contract import AXES_ORDER
+
+    want = np.random.default_rng(0).standard_normal((4, 6, 5))
+    got = want.transpose(1, 0, 2).copy()
+    failed = [c for c in compare_tree(got, want, FLOAT64, "f", None, None) if not c.ok]
+    [found] = explain_contract(got, want, failed, FLOAT64, "f", None, "f")
+    assert found.name == AXES_ORDER and "axes 0 and 1 swapped" in found.text
+    got[0, 0, 0] += 1.0
+    failed = [c for c in compare_tree(got, want, FLOAT64, "f", None, None) if not c.ok]
+    assert explain_contract(got, want, failed, FLOAT64, "f", None, "f") == []
+    same = np.ones((3, 3, 2))  # every order of its first two axes gives the same array
+    failed = [c for c in compare_tree(same.reshape(3, 2, 3), same, FLOAT64, "f", None, None)
+              if not c.ok]
+    assert explain_contract(same.reshape(3, 2, 3), same, failed, FLOAT64, "f", None, "f") == []

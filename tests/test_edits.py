@@ -188,3 +188,39 @@ def test_a_case_localised_to_the_same_value_without_the_edit_refutes_it():
     refuting = [*agreeing, CaseResult("2", Outcome.FAILED, diagnosis=[where])]
     named, _ = rank_diagnoses(refuting)
     assert [d.name for d in named] == ["localised:f:dz"]
+
+
+@pytest.mark.parametrize("formula, student", [
+    ("np.maximum(x, y)", "np.minimum(x, y)"),
+    ("np.sqrt(x * x + y * y)", "x * x + y * y"),
+    ("z[k:]", "z[:-k]"),
+], ids=["minimum", "sqrt-left-out", "other-end"])
+def test_the_new_edits_name_a_value_they_alone_give(formula, student):
+    """np.minimum for np.maximum, a np.sqrt left out, rows taken from the other end: each
+    found by one edit of the formula, evaluated on the captured values."""
+    from rnngrade.diagnosis.edits import evaluate
+
+    rng = np.random.default_rng(1)
+    values = {"x": rng.standard_normal((3, 4)), "y": rng.standard_normal((3, 4)),
+              "z": rng.standard_normal((7, 4)), "k": np.array([4.0])}
+    pool = Quantities(["x", "y", "z"], values, {})
+    tree = ast.parse(formula, mode="eval").body
+    correct = evaluate(tree, values)
+    mine = evaluate(ast.parse(student, mode="eval").body, values)
+    found = explaining_edit(tree, pool, correct, mine, 1e-10, 1e-8)
+    assert found is not None and ast.unparse(found.edit.formula) == student
+    assert explaining_edit(tree, pool, correct, mine + 1e-3, 1e-10, 1e-8) is None
+
+
+def test_a_sum_of_another_returned_value_is_an_edit_of_its_operand():
+    """np.sum(dW, axis=1, keepdims=True) where the formula sums dz: the weight gradient the
+    function returns, summed in place of the value it is computed from."""
+    rng = np.random.default_rng(2)
+    dz, x = rng.standard_normal((3, 5)), rng.standard_normal((4, 5))
+    values = {"dz": dz, "x": x, "dW": dz @ x.T}
+    pool = Quantities(["dz", "x"], values, {}, ["dW"])
+    tree = ast.parse("np.sum(dz, axis=1, keepdims=True)", mode="eval").body
+    found = explaining_edit(tree, pool, dz.sum(axis=1, keepdims=True),
+                            (dz @ x.T).sum(axis=1, keepdims=True), 1e-10, 1e-8)
+    assert found is not None and ast.unparse(found.edit.formula) == \
+        "np.sum(dW, axis=1, keepdims=True)"

@@ -170,3 +170,23 @@ def test_a_state_from_zeros_is_still_named_by_the_caches_check(tmp_path):
                                           "    a_prev = np.zeros_like(a0)\n"),))
     test = failing["test_rnn_forward_caches"]
     assert [d.name for d in test.diagnosis] == ["state_starts_at_zeros"], test.diagnosis
+
+
+def test_a_known_mistake_a_diagnosed_case_does_not_reproduce_is_no_headline():
+    """dba summed over axis 0 equals dba_not_summed_over_batch only where n_a = 1; the other
+    failing cases were diagnosed (where it goes wrong) or checked, and did not reproduce it:
+    no headline. A case whose diagnosis was skipped tells nothing."""
+    from rnngrade.grading.budget import DIAGNOSIS_SKIPPED
+    from rnngrade.results.model import FailureKind
+
+    known = Diagnosis("dba_not_summed_over_batch", "dba per example", "f", source=KNOWN)
+    where = Diagnosis("localised:f:dba", "the first ...", "f",
+                      source=DiagnosisSource.LOCALISED.value)
+    named, _ = rank_diagnoses([_case("n_a1", known), _case("square", where)])
+    assert "dba_not_summed_over_batch" not in {d.name for d in named}
+    checked = CaseResult("m4", Outcome.FAILED, "wrong", FailureKind.CHECK)
+    named, _ = rank_diagnoses([_case("n_a1", known), checked])
+    assert "dba_not_summed_over_batch" not in {d.name for d in named}
+    skipped = CaseResult("m4", Outcome.FAILED, f"wrong\n{DIAGNOSIS_SKIPPED}", FailureKind.CHECK)
+    named, _ = rank_diagnoses([_case("n_a1", known), skipped])
+    assert [d.name for d in named] == ["dba_not_summed_over_batch"]

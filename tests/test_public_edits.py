@@ -260,3 +260,18 @@ def test_a_float32_case_comes_after_a_float64_case_that_names_the_slip():
                         raise AssertionError(f"{lab.name}: {name} of {function} is checked "
                                              "with no float64 case of it that has a table")
     assert covered >= 13 and alone == ["lab6:softmax_batch_float32"], (covered, alone)
+
+
+def test_a_sum_overwritten_in_a_loop_gets_no_edit_sentence():
+    """``dWaa = grads["dWaa"]`` in rnn_backward's loop: the returned dWaa is the last step's
+    gradient, which equals no edit of a formula (a loop's last-step value is never put in the
+    place of a value of the function); the public test says which output is wrong, and names
+    no edit."""
+    source = strip_markers(get_lab("lab2").solution_path().read_text())
+    old = 'dWaa += grads["dWaa"]'
+    assert source.count(old) == 1
+    module = load_source_as_module(source.replace(old, 'dWaa = grads["dWaa"]'),
+                                   "_dWaa_overwritten")
+    got = public_case_outputs("lab2", "backward_small", module)
+    lines = public_lines("lab2", "backward_small", got)
+    assert not any(EDIT_LINE in line for line in lines), lines

@@ -108,3 +108,38 @@ def test_the_variant_is_named_exactly_and_nothing_else_loses_points(tmp_path, va
     assert mistake in headlines, headlines
     accepted = {mistake, *variant.accepted.get(function, ())}
     assert set(headlines) <= accepted, headlines
+
+
+def test_the_new_slips_are_read_off_the_reference():
+    """A sum never added to, an update left out, another value collected, two arguments
+    swapped: each is a rewriting of the reference's own loop, found from its source."""
+    lab2 = load_lab_assets("lab2").reference
+    char = slips_of(lab2, "char_rnn_loss_and_grads")
+    assert {s.dropped for s in char if s.dropped} == {
+        "loss -= float(np.sum(log_probs[Y[:, t], streams]))",
+        "dlogits[Y[:, t], streams] -= 1", "dlogits *= scale"}
+    backward = slips_of(lab2, "rnn_backward")
+    assert [s.totals for s in backward if s.never_added] == [("dWax", "dWaa", "dba")]
+    assert [s.swapped for s in backward if s.swapped[0]] == [
+        ("rnn_cell_backward", "da_next", "cache")]
+    layer = slips_of(load_lab_assets("lab3").reference, "lstm_layer")
+    assert [s.collected for s in layer if s.collected[0]] == [("h", "c")]
+
+
+def test_a_sum_never_added_to_is_not_named_where_the_last_step_adds_nothing():
+    """Overwritten with a last contribution of zero and never added to give the same zeros:
+    the case cannot tell them apart, so neither is named."""
+    from rnngrade.diagnosis.slips import NEVER_ADDED, Slip
+
+    want = {"dW": np.arange(1.0, 7.0).reshape(2, 3)}
+    got = {"dW": np.zeros((2, 3))}
+    module = load_lab_assets("lab2").reference
+    over = Slip("f", module, totals=("dW",))
+    never = Slip("f", module, totals=("dW",), never_added=True)
+
+    def run(slip):
+        return {"dW": np.zeros((2, 3))}  # both rewritings give zeros on this case
+
+    assert explain_slips((over, never), run, got, want, ["f['dW']"], TOL, "f", None) == []
+    found = explain_slips((never,), run, got, want, ["f['dW']"], TOL, "f", None)
+    assert [d.name for d in found] == [NEVER_ADDED]
