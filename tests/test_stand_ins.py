@@ -216,3 +216,26 @@ def test_a_stand_in_that_declines_a_call_hands_it_to_the_helper_from_the_module_
     finally:
         worker_helpers.remove_stand_ins(module)
     assert "softmax" not in module.__dict__
+
+
+def test_a_torch_cell_that_fails_under_autograd_costs_its_layer_nothing(tmp_path):
+    """lab3's ``lstm_cell`` builds ``c_new`` in the caller's ``c`` (right values, but torch
+    refuses the in-place write into a leaf under autograd): the checks of ``lstm_layer`` run
+    through the ``autograd`` helper, fail inside the cell, and are retried with the lab's
+    differentiable stand-in; the cell alone loses points."""
+    lab = get_lab("lab3")
+    source = strip_markers(lab.solution_path().read_text())
+    old = "c_new = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)"
+    assert source.count(old) == 1, "the edit no longer applies"
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / lab.filename).write_text(source.replace(
+        old, "c_new = c.mul_(torch.sigmoid(f)).add_(torch.sigmoid(i) * torch.tanh(g))"))
+    result = grade(folder, "lab3", inprocess=True, device="cpu")
+    tests = {t.name: t for t in result.tests}
+    assert tests["test_lstm_cell_vs_nn_lstmcell"].score == 0
+    for name in ("test_lstm_layer_vs_nn_lstm", "test_lstm_layer_term_isolation",
+                 "test_lstm_layer_float32", "test_lstm_layer_long_sequence"):
+        assert tests[name].score == tests[name].max_score, tests[name].message
+    assert any("`lstm_layer` was graded with a correct `lstm_cell` in place of yours" in note
+               for note in result.notes), result.notes

@@ -88,6 +88,8 @@ class Checker:
     # function of the student proxy, and the graded functions that call another one
     stand_ins: Callable[[ModuleProxy], Any] | None = None
     callers: frozenset[str] = frozenset()
+    graded: frozenset[str] = frozenset()  # the lab's functions: a failed call of another name
+    # is a helper's (such as ``autograd``), which may have run any of them
     reach: Reach | None = None  # None: every mutant is run for every diagnosis
     gates: tuple[Gate, ...] = ()  # the lab's gates, for the structural diagnosis
     # the submission's budgets while the grader runs the suite (None: no limit on diagnosis)
@@ -144,7 +146,9 @@ class Checker:
         if isinstance(failure, StudentError):
             if failure.kind not in (EXCEPTION, NOT_IMPLEMENTED):
                 return False  # a time or memory limit would only be hit again
-            ran = {failure.function, *(r.function for r in self.student.calls)}
+            helper = bool(self.graded) and failure.function not in self.graded
+            ran = {f"helper:{failure.function}" if helper else failure.function,
+                   *(r.function for r in self.student.calls)}
         else:
             ran = {r.function for r in self.student.calls}
         callers = set(self.callers)

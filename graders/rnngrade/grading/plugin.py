@@ -122,4 +122,5 @@ def check(student: ModuleProxy, reference: ModuleProxy) -> Checker:
 
     return Checker(student, reference, mutants, record, memo=memo,
                    stand_ins=stand_ins if graph else None, callers=frozenset(graph),
+                   graded=frozenset(assets.lab.functions),
                    reach=assets.reach, gates=assets.lab.structure.gates)
