@@ -199,6 +199,7 @@ def test_a_changed_edit_table_is_stale(course_copy):
     assert any(path.name in p for p in stale_files(lab, course_copy))
 
 
+@pytest.mark.slow  # the whole corpus through the public tests (~10 s): each slip has its own test
 def test_the_graders_edit_corpus_is_named_alike_in_the_public_tests(capsys):
     """tests/test_edits.py's one-bug variants of the cell backward passes (the grader names each
     by its edit): the public check of the cell names each with the same sentence, none

@@ -18,11 +18,10 @@ pytest.importorskip("copydetect")
 ONE_LINE = "v = [" + "1, " * 650_000 + "]\n"  # about 2 MB of code on one line
 
 
-def test_eight_two_megabyte_one_line_files_are_each_compared_on_their_first_part(tmp_path,
-                                                                                   capsys):
+def test_two_megabyte_one_line_files_are_each_compared_on_their_first_part(tmp_path, capsys):
     subs = tmp_path / "subs"
     subs.mkdir()
-    students = [f"s{i}" for i in range(8)]
+    students = [f"s{i}" for i in range(4)]  # every one cut, every pair accounted for
     for student in students:
         (subs / f"{student}.py").write_text(ONE_LINE)
     out = tmp_path / "out"
@@ -33,12 +32,12 @@ def test_eight_two_megabyte_one_line_files_are_each_compared_on_their_first_part
     for student in students:
         assert f"left out: {student}: {cut}" in said
     data = json.loads((out / "similarity.json").read_text())
-    assert data["notes"][:8] == [f"{student}: {cut}" for student in students]
+    assert data["notes"][:4] == [f"{student}: {cut}" for student in students]
     index = (out / "index.html").read_text()
-    assert '<ul id="notes">' in index and index.count(cut) == 8
+    assert '<ul id="notes">' in index and index.count(cut) == 4
     compared = {(p["a"], p["b"]) for p in data["pairs"]}
     left = {tuple(p) for p in data["pairs_not_compared"]}
-    assert len(compared | left) == 28 and not compared & left  # every pair, one way or the other
+    assert len(compared | left) == 6 and not compared & left  # every pair, one way or the other
     for page in out.glob("pair-*.html"):  # each side shows at most the part compared
         assert page.stat().st_size < 12 * MAX_CODE_CHARS
 
