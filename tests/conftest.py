@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rnngrade.paths import course_root
+from rnngrade.paths import CACHE_ENV, course_root
 
 ROOT = course_root()
 SUBMISSIONS = ROOT / "fixtures" / "submissions"
@@ -37,6 +37,14 @@ def pytest_configure(config: pytest.Config) -> None:
     except ImportError:
         return
     torch.set_num_threads(1)
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder of the test's own for the grader's disk cache (``RNNGRADE_CACHE_DIR``)."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(CACHE_ENV, str(folder))
+    return folder
 
 
 def run_public_inprocess(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,

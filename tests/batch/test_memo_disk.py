@@ -4,8 +4,6 @@ and computes again whenever the lab, the device, the value's key or the file its
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
@@ -15,27 +13,11 @@ from rnngrade.grading.engine import Grader
 from rnngrade.grading.memo import DiskScope, ExpectationMemo
 from rnngrade.paths import course_root
 
+from ..counting import Counted
 from .test_reusable_grader import comparable
 
 SCOPE = DiskScope("lab1", "d" * 64, "cpu")
 
-
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv(reference_cache.ENV, str(folder))
-    return folder
-
-
-class Counted:
-    """A computation that counts its calls."""
-
-    def __init__(self, compute) -> None:
-        self.compute, self.calls = compute, 0
-
-    def __call__(self):
-        self.calls += 1
-        return self.compute()
 
 
 def value() -> dict:
@@ -100,7 +82,7 @@ def test_other_thread_settings_compute_again(cache, monkeypatch):
 
 def test_a_draw_is_read_back_under_the_same_states_and_leaves_them_as_it_did(cache):
     compute = Counted(lambda: np.random.standard_normal(3) + torch.randn(1).item())
-    key = ExpectationMemo.key("draw", compute.compute, ())
+    key = ExpectationMemo.key("draw", compute.value, ())
 
     def from_state(seed: int) -> tuple:
         np.random.seed(seed)
@@ -120,7 +102,7 @@ def test_a_draw_is_read_back_under_the_same_states_and_leaves_them_as_it_did(cac
                                     "bad-state"])
 def test_a_damaged_file_is_computed_again(cache, damage):
     compute = Counted(lambda: np.random.standard_normal(2))
-    key = ExpectationMemo.key("draw", compute.compute, ())
+    key = ExpectationMemo.key("draw", compute.value, ())
     np.random.seed(3)
     want = fresh().compute(key, "reference", compute)
     want_next = np.random.standard_normal()

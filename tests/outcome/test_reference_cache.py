@@ -18,26 +18,9 @@ import torch
 from rnngrade.grading import reference_cache
 from rnngrade.grading.reference_cache import cache_dir, decode, encode, entry_key, same, value_of
 
+from ..counting import Counted
 from ..course_env import edit
 from ..toy_course import TOY, toy_course
-
-
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv(reference_cache.ENV, str(folder))
-    return folder
-
-
-class Counted:
-    """A computation that counts its calls."""
-
-    def __init__(self, value: object) -> None:
-        self.value, self.calls = value, 0
-
-    def __call__(self) -> object:
-        self.calls += 1
-        return self.value
 
 
 def key(**changes: object) -> dict:
