@@ -115,6 +115,7 @@ def test_each_variant_is_named_by_its_edit(lab, old, new, sentence):
     assert named_exactly(lab, old, new, sentence)
 
 
+@pytest.mark.slow  # the count over every variant (each one is asserted named by its own test)
 def test_the_corpus_is_named(capsys):
     named = [named_exactly(*variant) for variant in CORPUS]
     with capsys.disabled():
