@@ -34,6 +34,6 @@ def test_reference_gets_no_diagnosis(tmp_path):
     folder = tmp_path / "ref"
     folder.mkdir()
     (folder / "rnn.py").write_text(strip_markers(LAB1.solution_path().read_text()))
-    result = grade(folder, "lab1", inprocess=True, device="cpu")
+    result = grade(str(folder), "lab1", inprocess=True, device="cpu")  # a str path is a path too
     assert result.score == result.max_score
     assert not any(t.diagnosis for t in result.tests)

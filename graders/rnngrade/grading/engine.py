@@ -205,13 +205,15 @@ def describe_fault(exc: BaseException) -> str:
     return "".join(traceback.format_exception(exc))[-8000:]
 
 
-def grade(submission: Path, lab_name: str, *, device: str = "auto", inprocess: bool = False,
-          budget: float | None = None, outcome: bool = True) -> GradeResult:
+def grade(submission: Path | str, lab_name: str, *, device: str = "auto",
+          inprocess: bool = False, budget: float | None = None,
+          outcome: bool = True) -> GradeResult:
     """Grade ``submission`` for ``lab_name`` within ``budget`` seconds (default: the lab's).
 
     Raises UsageError for bad arguments (UnknownLabError, an unknown device). Every other
     problem ends up in the result: the submission's (status ``load_error``) or the grader's
     (status ``grader_error``, details in ``grader_detail``)."""
+    submission = Path(submission)
     lab = get_lab(lab_name)
     try:
         grader = shared_grader(lab.name, device=device, inprocess=inprocess, outcome=outcome)
@@ -240,11 +242,12 @@ def _usable_device(device: str, inprocess: bool, lab: Lab) -> str:
     return device
 
 
-def grade_isolated(submission: Path, lab_name: str, *, device: str = "auto",
+def grade_isolated(submission: Path | str, lab_name: str, *, device: str = "auto",
                    inprocess: bool = False, budget: float | None = None,
                    outcome: bool = True) -> GradeResult:
     """Like ``grade()``, in a fresh pytest session of its own (slow; the reference path).
     Raises a GraderError when the lab's assets do not load."""
+    submission = Path(submission)
     assets = load_lab_assets(lab_name)
     device = _usable_device(device, inprocess, assets.lab)
     what = f"the {assets.lab.name} hidden suite"
