@@ -2,6 +2,8 @@
 public suite on the stub and on the reference runs once, on the released repository: see
 tests/release/test_release_run.py.)"""
 
+import pytest
+
 from rnngrade.diagnosis.mutants import strip_markers
 from rnngrade.labs import get_lab
 
@@ -43,6 +45,7 @@ def test_lab3_backward_is_checked_on_classic_caches_when_the_forward_is_wrong(
     assert "needs a correct lstm_cell_forward: yours fails its own checks" in output
 
 
+@pytest.mark.slow  # the classic-cache path alone is the default test below
 def test_lab3_a_wrong_backward_still_fails_on_either_cache(course_copy, capsys, monkeypatch):
     wrong_forward = ("a_next = ot * np.tanh(c_next)", "a_next = np.tanh(c_next)")
     not_carried = ('        dc_prevt = grads["dc_prev"]\n', "")
