@@ -113,3 +113,6 @@ def test_a_failing_reference_is_reported_with_the_reason(course_copy):
                      r".*test_rnn_forward_batch_vs_torch", output)
     assert re.search(r"\n  test_rnn_forward_batch_vs_torch: case .*-cpu: check "
                      r"`rnn_forward_batch on cpu`: \| .*values differ", output), output[-3000:]
+    # nothing about the known mistakes, which were compared with a wrong reference
+    assert "the known mistakes were not graded: the reference must score full marks" in output
+    assert "mutant '" not in output

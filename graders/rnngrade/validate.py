@@ -1,7 +1,8 @@
 """Self-validation: test the tests.
 
 Per lab: the reference scores full marks (CPU, and CUDA when present), the untouched stub scores
-0, every mutant loses points and is diagnosed by its own name, no two mutants are
+0, every mutant loses points and is diagnosed by its own name (graded only once the reference
+scores full marks: each check compares with the reference's values), no two mutants are
 indistinguishable (unless the lab's mutants.py says why in ``INDISTINGUISHABLE``), every tolerance
 keeps at least a 10x margin over the reference's own error, and generated files are up to date.
 """
@@ -143,6 +144,12 @@ def validate_lab(lab: Lab, *, device: str = "auto", inprocess: bool = True,
         passing = [t.name for t in report.stub.tests if t.score > 0]
         report.problems.append(f"the untouched stub scores {report.stub.score:g} "
                                f"(passing: {passing})")
+    if ref.score != ref.max_score or ref.max_score == 0:
+        # every check compares with the reference's values: its mutants' results would say
+        # nothing but that it is wrong
+        report.problems.append("the known mistakes were not graded: the reference must score "
+                               "full marks first")
+        return report
     specs = outcome_specs(lab)
     catching = {name for spec in specs.values() for name in spec.catches}
     results = _grade_mutants(report, lab, assets.mutant_table, reference_source, device,
