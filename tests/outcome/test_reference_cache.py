@@ -77,7 +77,7 @@ def test_a_second_process_reads_the_value_without_computing(cache, value):
     # the same value, its dicts in their own order (lab 9's history is "loss" before "chunk")
     assert same(warm, value) and same(cold, warm)
     assert cold is not value  # the decoded value, on a cold cache too
-    assert len(list(cache.glob("*.json"))) == 1 and not list(cache.glob(".tmp-*"))
+    assert len(list(cache.glob("*/*/*.json"))) == 1 and not list(cache.rglob(".*.tmp"))
 
 
 @pytest.mark.parametrize("change", [dict(digest="e" * 64), dict(seed=1), dict(device="cuda"),
@@ -88,7 +88,8 @@ def test_every_part_of_the_key_names_its_own_entry(cache, change):
     value_of(key(), Counted(1.5))
     other = Counted(2.5)
     assert value_of(key(**change), other) == 2.5 and other.calls == 1
-    assert value_of(key(), Counted(None)) == 1.5
+    if "digest" not in change:  # a run of another version of the lab removed this one's entry
+        assert value_of(key(), Counted(None)) == 1.5
 
 
 def test_other_library_versions_compute_again(cache, monkeypatch):
@@ -104,7 +105,7 @@ def test_other_library_versions_compute_again(cache, monkeypatch):
                                     "bad-value", "directory"])
 def test_a_damaged_or_foreign_file_is_recomputed_and_replaced(cache, damage):
     value_of(key(), Counted([1.0, 2.0]))
-    (path,) = cache.glob("*.json")
+    (path,) = cache.glob("*/*/*.json")
     text = path.read_text()
     data = json.loads(text)
     if damage == "truncated":

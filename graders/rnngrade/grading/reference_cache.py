@@ -28,6 +28,9 @@ computed once per *lab version* and kept in one JSON file per entry under ``cach
 - Files are written atomically (a temporary file, then ``os.replace``); an unreadable, corrupt or
   foreign file is ignored and recomputed; a location that cannot be written costs one note on
   stderr and the value is computed every time.
+- Files sit in one folder per grader generation and lab version; what this grader can no longer
+  hit is removed when a grading run starts, and the rest is kept under a size cap
+  (``$RNNGRADE_CACHE_MAX``), least recently used first (``grading.cache_eviction``).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from rnngrade.files import write_atomic
+from rnngrade.grading import cache_eviction
 from rnngrade.paths import CACHE_ENV as ENV
 from rnngrade.paths import cache_dir
 
@@ -147,7 +151,10 @@ def lookup(key: dict) -> tuple[Any] | None:
     named = _named(key)
     if named is None or named[1] is None:
         return None
-    return _read(named[1], json.loads(named[0]))
+    found = _read(named[1], json.loads(named[0]))
+    if found is not None:
+        cache_eviction.used(named[1])
+    return found
 
 
 def keep(key: dict, value: Any) -> Any:
@@ -178,9 +185,11 @@ def _named(key: dict) -> tuple[str, Path | None] | None:
         key_text = _dumps(encode(key))
     except _Uncacheable:
         return None
-    folder = cache_dir()
-    path = folder / f"{hashlib.sha256(key_text.encode()).hexdigest()}.json" if folder else None
-    return key_text, path
+    root = cache_dir()
+    if root is None:
+        return key_text, None
+    name = f"{hashlib.sha256(key_text.encode()).hexdigest()}.json"
+    return key_text, cache_eviction.folder_of(root, key) / name
 
 
 def _dumps(data: Any, sort_keys: bool = True) -> str:
@@ -205,8 +214,15 @@ def _read(path: Path, key: Any) -> tuple[Any] | None:
 def _write(path: Path, text: str) -> None:
     global _warned
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        write_atomic(path, text)
+        for attempt in range(3):
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                write_atomic(path, text)
+                break
+            except FileNotFoundError:  # another process's tidy removed the folder meanwhile
+                if attempt == 2:
+                    return  # not kept this time: the next process computes it again
+        cache_eviction.wrote(path.parents[2], len(text))
     except OSError as exc:
         if not _warned:
             _warned = True
