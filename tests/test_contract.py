@@ -1,12 +1,12 @@
 """Contract slips are named: the right values returned in another order, with a length-1 axis
-more or less, or in a lower precision than the inputs (rnngrade.diagnosis.contract)."""
+more or less, or in a lower precision than the inputs (rnngrade.harness.checks.contract)."""
 
 import numpy as np
 import pytest
 
-from rnngrade.diagnosis.contract import AXES, LOW_PRECISION, REORDERED, explain_contract
 from rnngrade.diagnosis.mutants import strip_markers
 from rnngrade.grading.engine import grade
+from rnngrade.harness.checks.contract import AXES, LOW_PRECISION, REORDERED, explain_contract
 from rnngrade.harness.checks.structure import compare_tree
 from rnngrade.harness.checks.tolerance import FLOAT64
 from rnngrade.labs import get_lab
@@ -86,7 +86,7 @@ def test_a_final_state_returned_one_step_early_is_named(tmp_path):
 def test_axes_in_another_order_are_named_only_when_one_order_fits():
     """(T, B, H) for (B, T, H): the values are right once axes 0 and 1 are swapped; a result
     whose values are also off, or one two orders of the axes explain, names nothing."""
-    from rnngrade.diagnosis.contract import AXES_ORDER
+    from rnngrade.harness.checks.contract import AXES_ORDER
 
     want = np.random.default_rng(0).standard_normal((4, 6, 5))
     got = want.transpose(1, 0, 2).copy()

@@ -106,3 +106,26 @@ def test_pytest_on_the_public_tests_names_the_mistake(course_copy):
         cwd=course_copy, capture_output=True, text=True, timeout=300).stdout
     assert re.search(r"this looks like: every step is fed .*a0", output), output[-3000:]
     assert f"hint: {mutant.hint}" in output
+
+
+def test_a_contract_slip_is_named_as_the_grader_names_it():
+    """The right values in another order, with their axes in another order, or with a length-1
+    axis more: the public check says so in the grader's words (``checks.contract``, shipped),
+    the outputs by the names the check gives them; a result whose values are also off, or
+    whose entries are not informative, names nothing."""
+    rng = np.random.default_rng(3)
+    a, y = rng.standard_normal((5, 4)), rng.standard_normal((2, 4))
+    names = ("lstm_forward (small) a", "lstm_forward (small) y")
+    [line] = explain((y, a), (a, y), TOL, "lstm_forward (small)", names, None)
+    assert line.startswith("lstm_forward returns (y, a) where (a, y) is expected"), line
+    assert "\nhint: " in line
+    states = rng.standard_normal((2, 5, 4))
+    [line] = explain(states.transpose(1, 0, 2).copy(), states, TOL, "f states", None, None)
+    assert "its axes are in another order (axes 0 and 1 swapped)" in line, line
+    [line] = explain(a[None], a, TOL, "f", None, None)
+    assert "has shape (1, 5, 4) where (5, 4) is expected; its values are right" in line, line
+    off = states.transpose(1, 0, 2).copy()
+    off[0, 0, 0] += 1.0
+    assert not any("axes" in line for line in explain(off, states, TOL, "f", None, None))
+    zeros = np.zeros((5, 4))
+    assert explain((zeros, zeros + 1.0), (zeros + 1.0, zeros), TOL, "f", None, None) == []

@@ -45,9 +45,9 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.diagnosis.heuristics import informative
 from rnngrade.diagnosis.mutants import SOURCE
 from rnngrade.diagnosis.structural import LAST_STEP_EARLY, float_leaves
+from rnngrade.harness.checks.evidence import informative
 from rnngrade.harness.checks.tolerance import Tolerance
 from rnngrade.results.model import Diagnosis, DiagnosisSource
 
