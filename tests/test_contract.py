@@ -80,7 +80,9 @@ def test_a_final_state_returned_one_step_early_is_named(tmp_path):
                      "    return loss, grads, hs[-2]\n")
     named, failing = _named(result, "test_char_rnn", LAST_STEP_EARLY)
     assert named, [(t.name, t.diagnosis) for t in failing]
-    assert "h_last" in next(d.text for d in named[0].diagnosis if d.name == LAST_STEP_EARLY)
+    # named by the slip of the loop (hs[-2] for hs[-1]) before the structural note
+    assert "the state after the last step but one is returned" in next(
+        d.text for d in named[0].diagnosis if d.name == LAST_STEP_EARLY)
 
 
 def test_axes_in_another_order_are_named_only_when_one_order_fits():

@@ -129,3 +129,36 @@ def test_a_contract_slip_is_named_as_the_grader_names_it():
     assert not any("axes" in line for line in explain(off, states, TOL, "f", None, None))
     zeros = np.zeros((5, 4))
     assert explain((zeros, zeros + 1.0), (zeros + 1.0, zeros), TOL, "f", None, None) == []
+
+
+@pytest.mark.parametrize(("old", "new", "case_name", "said"), [
+    ('        dWax += grads["dWax"]\n        dWaa += grads["dWaa"]\n        dba += grads["dba"]\n',
+     "", "backward_small", "in `rnn_backward`, `dWax`, `dWaa` and `dba` are never added to"),
+    ("    return loss, grads, hs[-1]\n", "    return loss, grads, hs[-2]\n", "char_rnn_small",
+     "the state after the last step but one is returned"),
+    ("        dlogits *= scale\n", "", "char_rnn_small",
+     "the loop leaves out the step the course's solution writes `dlogits *= scale`"),
+], ids=["never-added", "last-entry-early", "update-left-out"])
+def test_a_slip_of_the_loop_is_named_as_the_grader_names_it(old, new, case_name, said):
+    """The grader's sequence slips (the reference's loop rewritten) reach the public tests as
+    sealed rows of the case's table: the slip's own outputs open the grader's sentence and
+    hint; a student who makes the slip on one sum only (the row's other outputs right) opens
+    none."""
+    from rnngrade.diagnosis.mutants import load_source_as_module, strip_markers
+
+    from .test_public_edits import public_case_outputs, public_lines
+
+    source = strip_markers(get_lab("lab2").solution_path().read_text())
+    assert source.count(old) == 1
+    module = load_source_as_module(source.replace(old, new), "_slipped")
+    case = PublicVectors(get_lab("lab2").public_fixture_path()).case(case_name)
+    got = (module.char_rnn_loss_and_grads(*case.args) if case_name.startswith("char_rnn")
+           else public_case_outputs("lab2", case_name, module))
+    lines = public_lines("lab2", case_name, got)
+    assert len(lines) == 1 and said in lines[0] and "\nhint: " in lines[0], lines
+    assert "this one change to its loop" in lines[0]
+    if case_name == "backward_small":
+        partly = load_source_as_module(source.replace('        dba += grads["dba"]\n', ""),
+                                       "_one")
+        lines = public_lines("lab2", case_name, public_case_outputs("lab2", case_name, partly))
+        assert not any("never added" in line for line in lines), lines

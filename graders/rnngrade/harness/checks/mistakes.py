@@ -117,10 +117,10 @@ def _edit_lines(prints: PublicVectors, vectors: PublicVectors, case_name: str,
     want = _leaves(vectors.case(case_name).outputs, "", None)
     failing_leaves = {positions[i] for i in failing}
     by_leaf: dict[int, np.ndarray] = {}
-    for i in failing:  # only what the edits can change, of the expected size
+    for i in failing:  # only what the edits can change: numbers (a row checks their size)
         value, expected = mine[i], want[positions[i]] if positions[i] < len(want) else None
         if value is not None and expected is not None and value.dtype.kind in "fiu" \
-                and value.size == expected.size:
+                and value.size <= edit_prints.MAX_SIZE:
             by_leaf[positions[i]] = value.astype(np.float64)
     texts = {text for row in edit_prints.rows(prints.case(entry).outputs, want)
              if set(row.leaves) == failing_leaves
