@@ -1,12 +1,12 @@
 """Contract slips are named: the right values returned in another order, with a length-1 axis
-more or less, or in a lower precision than the inputs (rnngrade.diagnosis.contract)."""
+more or less, or in a lower precision than the inputs (rnngrade.harness.checks.contract)."""
 
 import numpy as np
 import pytest
 
-from rnngrade.diagnosis.contract import AXES, LOW_PRECISION, REORDERED, explain_contract
 from rnngrade.diagnosis.mutants import strip_markers
 from rnngrade.grading.engine import grade
+from rnngrade.harness.checks.contract import AXES, LOW_PRECISION, REORDERED, explain_contract
 from rnngrade.harness.checks.structure import compare_tree
 from rnngrade.harness.checks.tolerance import FLOAT64
 from rnngrade.labs import get_lab
@@ -80,13 +80,15 @@ def test_a_final_state_returned_one_step_early_is_named(tmp_path):
                      "    return loss, grads, hs[-2]\n")
     named, failing = _named(result, "test_char_rnn", LAST_STEP_EARLY)
     assert named, [(t.name, t.diagnosis) for t in failing]
-    assert "h_last" in next(d.text for d in named[0].diagnosis if d.name == LAST_STEP_EARLY)
+    # named by the slip of the loop (hs[-2] for hs[-1]) before the structural note
+    assert "the state after the last step but one is returned" in next(
+        d.text for d in named[0].diagnosis if d.name == LAST_STEP_EARLY)
 
 
 def test_axes_in_another_order_are_named_only_when_one_order_fits():
     """(T, B, H) for (B, T, H): the values are right once axes 0 and 1 are swapped; a result
     whose values are also off, or one two orders of the axes explain, names nothing."""
-    from rnngrade.diagnosis.contract import AXES_ORDER
+    from rnngrade.harness.checks.contract import AXES_ORDER
 
     want = np.random.default_rng(0).standard_normal((4, 6, 5))
     got = want.transpose(1, 0, 2).copy()

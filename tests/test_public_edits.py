@@ -114,6 +114,9 @@ def test_no_known_mistake_and_not_the_reference_gets_an_edit_sentence(lab):
         tol = tolerance_for(*case.args)
         lines = explain(prints.case(entry).outputs["value"], case.outputs, tol, "f", None, path)
         assert not any(EDIT_LINE in line for line in lines), (entry, lines)
+    for case_name in tables:  # a case with a table but no mutant's outputs counts too
+        case = vectors.case(case_name)
+        tol = tolerance_for(*case.args)
         assert known_mistakes(case.outputs, case.outputs, tol, "f", None, path) == []
         checked += 1
     assert checked
@@ -144,6 +147,24 @@ def test_a_sealed_row_opens_only_with_its_values():
     assert edit_prints.opened("case", row, {0: values[0] * (1 + 1e-6)}, want) is None
     assert edit_prints.opened("case", row, {0: values[0].T}, want) is None
     assert b"sentence" not in table["sealed"].tobytes()
+
+
+def test_a_row_of_another_size_opens_only_with_that_shape():
+    """A sum over the wrong axis with keepdims: ``(1, 4)`` where ``(5, 1)`` is expected. The
+    row keeps the leaf in its own size (``sizes``, stored only when a row needs it), and only
+    that shape opens it; a table of rows of the expected sizes stores no ``sizes``."""
+    wrong = np.array([[0.25, -1.5, 3.0, 1e-3]])
+    want = [np.arange(1.0, 6.0).reshape(5, 1), np.ones((2, 2))]
+    table = edit_prints.pack("case", [([0], [wrong], "a sum over axis 0"),
+                                      ([1], [np.full((2, 2), 2.0)], "twice")], want, 1e-10, 1e-8)
+    assert table is not None and list(table["sizes"]) == [4, 4]
+    first, second = edit_prints.rows(table, want)
+    assert edit_prints.opened("case", first, {0: wrong + 1e-12}, want) == "a sum over axis 0"
+    assert edit_prints.opened("case", first, {0: wrong.T}, want) is None
+    assert edit_prints.opened("case", first, {0: np.zeros((5, 1))}, want) is None
+    assert edit_prints.opened("case", second, {1: np.full((2, 2), 2.0)}, want) == "twice"
+    same = edit_prints.pack("case", [([1], [np.full((2, 2), 2.0)], "twice")], want, 1e-10, 1e-8)
+    assert same is not None and "sizes" not in same
 
 
 def public_tests_on_slip(course_copy, name: str, selected: str) -> tuple:

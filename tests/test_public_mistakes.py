@@ -106,3 +106,59 @@ def test_pytest_on_the_public_tests_names_the_mistake(course_copy):
         cwd=course_copy, capture_output=True, text=True, timeout=300).stdout
     assert re.search(r"this looks like: every step is fed .*a0", output), output[-3000:]
     assert f"hint: {mutant.hint}" in output
+
+
+def test_a_contract_slip_is_named_as_the_grader_names_it():
+    """The right values in another order, with their axes in another order, or with a length-1
+    axis more: the public check says so in the grader's words (``checks.contract``, shipped),
+    the outputs by the names the check gives them; a result whose values are also off, or
+    whose entries are not informative, names nothing."""
+    rng = np.random.default_rng(3)
+    a, y = rng.standard_normal((5, 4)), rng.standard_normal((2, 4))
+    names = ("lstm_forward (small) a", "lstm_forward (small) y")
+    [line] = explain((y, a), (a, y), TOL, "lstm_forward (small)", names, None)
+    assert line.startswith("lstm_forward returns (y, a) where (a, y) is expected"), line
+    assert "\nhint: " in line
+    states = rng.standard_normal((2, 5, 4))
+    [line] = explain(states.transpose(1, 0, 2).copy(), states, TOL, "f states", None, None)
+    assert "its axes are in another order (axes 0 and 1 swapped)" in line, line
+    [line] = explain(a[None], a, TOL, "f", None, None)
+    assert "has shape (1, 5, 4) where (5, 4) is expected; its values are right" in line, line
+    off = states.transpose(1, 0, 2).copy()
+    off[0, 0, 0] += 1.0
+    assert not any("axes" in line for line in explain(off, states, TOL, "f", None, None))
+    zeros = np.zeros((5, 4))
+    assert explain((zeros, zeros + 1.0), (zeros + 1.0, zeros), TOL, "f", None, None) == []
+
+
+@pytest.mark.parametrize(("old", "new", "case_name", "said"), [
+    ('        dWax += grads["dWax"]\n        dWaa += grads["dWaa"]\n        dba += grads["dba"]\n',
+     "", "backward_small", "in `rnn_backward`, `dWax`, `dWaa` and `dba` are never added to"),
+    ("    return loss, grads, hs[-1]\n", "    return loss, grads, hs[-2]\n", "char_rnn_small",
+     "the state after the last step but one is returned"),
+    ("        dlogits *= scale\n", "", "char_rnn_small",
+     "the loop leaves out the step the course's solution writes `dlogits *= scale`"),
+], ids=["never-added", "last-entry-early", "update-left-out"])
+def test_a_slip_of_the_loop_is_named_as_the_grader_names_it(old, new, case_name, said):
+    """The grader's sequence slips (the reference's loop rewritten) reach the public tests as
+    sealed rows of the case's table: the slip's own outputs open the grader's sentence and
+    hint; a student who makes the slip on one sum only (the row's other outputs right) opens
+    none."""
+    from rnngrade.diagnosis.mutants import load_source_as_module, strip_markers
+
+    from .test_public_edits import public_case_outputs, public_lines
+
+    source = strip_markers(get_lab("lab2").solution_path().read_text())
+    assert source.count(old) == 1
+    module = load_source_as_module(source.replace(old, new), "_slipped")
+    case = PublicVectors(get_lab("lab2").public_fixture_path()).case(case_name)
+    got = (module.char_rnn_loss_and_grads(*case.args) if case_name.startswith("char_rnn")
+           else public_case_outputs("lab2", case_name, module))
+    lines = public_lines("lab2", case_name, got)
+    assert len(lines) == 1 and said in lines[0] and "\nhint: " in lines[0], lines
+    assert "this one change to its loop" in lines[0]
+    if case_name == "backward_small":
+        partly = load_source_as_module(source.replace('        dba += grads["dba"]\n', ""),
+                                       "_one")
+        lines = public_lines("lab2", case_name, public_case_outputs("lab2", case_name, partly))
+        assert not any("never added" in line for line in lines), lines

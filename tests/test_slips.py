@@ -124,6 +124,28 @@ def test_the_new_slips_are_read_off_the_reference():
         ("rnn_cell_backward", "da_next", "cache")]
     layer = slips_of(load_lab_assets("lab3").reference, "lstm_layer")
     assert [s.collected for s in layer if s.collected[0]] == [("h", "c")]
+    assert [s.listed for s in char if s.listed] == ["hs"]  # return hs[-1] after the loop
+    assert not any(s.listed for s in backward + layer)
+
+
+def test_the_last_entry_of_a_list_returned_one_step_early_is_named():
+    """``return loss, grads, hs[-2]``: the slip reproduces every output, so it is named; a
+    student whose loss is also off is not that slip."""
+    from rnngrade.harness.checks.vectors import PublicVectors
+
+    lab2 = load_lab_assets("lab2").reference
+    [slip] = [s for s in slips_of(lab2, "char_rnn_loss_and_grads") if s.listed]
+    case = PublicVectors(get_lab("lab2").public_fixture_path()).case("char_rnn_small")
+    want = lab2.char_rnn_loss_and_grads(*case.args)
+    got = slip.module.char_rnn_loss_and_grads(*case.args)
+    names = ("loss", "grads", "h_last")
+    [found] = explain_slips((slip,), lambda s: got, got, want, ["h_last"], TOL, "f", names)
+    assert found.name == LAST_STEP_EARLY
+    assert "the state after the last step but one is returned" in found.text
+    assert "`hs`" in found.text and "hs[-2]" in found.evidence
+    other = (got[0] + 1.0, got[1], got[2])
+    assert explain_slips((slip,), lambda s: got, other, want, ["loss", "h_last"], TOL, "f",
+                         names) == []
 
 
 def test_a_sum_never_added_to_is_not_named_where_the_last_step_adds_nothing():

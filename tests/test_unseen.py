@@ -3,7 +3,8 @@ real grader and run through its lab's public tests, and counted as named exactly
 none, or misleading (a headline or edit sentence naming a mistake that is not the one made).
 
 Prints the counts per kind of mistake; asserts the issue's bars: at least 8 of 10 wrong
-functions named exactly and none misleading in the grader, none misleading in the public tests
+functions named exactly and none misleading in the grader, none misleading and at least
+``PUBLIC_NAMED`` named exactly in the public tests
 (tests/test_corpus.py counts the points correct functions lose).
 """
 
@@ -26,6 +27,9 @@ from rnngrade.results.model import DiagnosisSource, GradeResult
 from .data.unseen.variants import UNSEEN, Unseen
 
 NAMED_SHARE = 0.8  # the issue's bar: at least 8 of every 10 wrong functions named exactly
+# the public tests' floor, as measured: 26 of the 33 (16 before the contract analysis was
+# shipped and the grader's loop slips and shape-changing edits were sealed into the tables)
+PUBLIC_NAMED = 26
 NAMED, SYMPTOM, NONE, MISLEADING = "named exactly", "symptom only", "none", "misleading"
 # a headline that says what the values look like or where the mistake lies, never what it is
 SYMPTOMS = (DiagnosisSource.HEURISTIC.value, DiagnosisSource.LOCALISED.value)
@@ -147,3 +151,4 @@ def test_the_public_tests_never_mislead_on_the_unseen_mistakes(course_copy, caps
     with capsys.disabled():
         print("\n" + _report("public tests, unseen one-bug variants:", verdicts))
     assert MISLEADING not in verdicts.values()
+    assert sum(c == NAMED for c in verdicts.values()) >= PUBLIC_NAMED

@@ -12,6 +12,13 @@ names as each check does, get none. An edit whose outputs equal the expected
 ones, or another edit's with a different sentence, gets no row: the public side then names
 neither, as the grader names no edit when two explain a value.
 
+The same table holds the sequence slips of the case's function (``diagnosis.slips``: its time
+loop rewritten one way at a time: a state not carried, a sum never added to, an update left
+out, another value collected, two arguments of a call swapped), run on the case: a slip gets a
+row only when the grader's own ``explain_slips`` names it on the slip's outputs, and its
+sentence carries the grader's hint after a newline (an edit's has none), so the public tests
+say what the grader says without shipping the loop.
+
 Float32 cases get no rows: the stored bytes would change from one machine to the next. A table
 stores, per element, which of two grids puts the value mid-cell (``halves``); another machine's
 float32 result flips that bit when it lands across a quarter-cell boundary, with a probability of
@@ -40,6 +47,7 @@ from rnngrade.diagnosis.dataflow import Flow, flow_of
 from rnngrade.diagnosis.edits import Edit, quantities, sentence, tried_edits
 from rnngrade.diagnosis.localise import output_name
 from rnngrade.diagnosis.mutants import SOURCE
+from rnngrade.diagnosis.slips import Slip, explain_slips, slips_of
 from rnngrade.harness.capture import RETURN, capture_call
 from rnngrade.harness.checks import edit_prints
 from rnngrade.harness.checks.compare import to_numpy
@@ -64,7 +72,9 @@ def edit_tables(module: Any, functions: tuple[str, ...], vectors: PublicVectors,
         want = [w for _, w in labelled if w is not None and w.dtype.kind == "f"]
         if len(want) != len(labelled):
             continue
-        found = _rows(module, function, spec, [label for label, _ in labelled], want, run)
+        labels = [label for label, _ in labelled]
+        found = _unique([*_rows(module, function, spec, labels, want, run),
+                         *_slip_rows(module, function, spec, labels, want, run)])
         table = edit_prints.pack(name, found, want, FLOAT64.atol, FLOAT64.rtol)
         if table is not None:
             stored[f"{name}::{edit_prints.EDITS}"] = {"function": function, "args": (name,),
@@ -79,10 +89,78 @@ def _about(spec: tuple, functions: tuple[str, ...]) -> str | None:
     return next((f for f in functions if called == f or called.startswith(f"{f}_of_")), None)
 
 
+Row = tuple[list[int], list[np.ndarray], str]  # (changed leaves, their values, sentence)
+
+
+def _unique(candidates: list[Row]) -> list[Row]:
+    """One row per distinct outputs, and none for outputs that rows of different sentences
+    share (the case cannot tell those mistakes apart)."""
+    sentences: dict[bytes, set[str]] = {}
+    found: dict[bytes, Row] = {}
+    for changed, values, text in candidates:
+        key = _key(changed, values)
+        sentences.setdefault(key, set()).add(text)
+        found.setdefault(key, (changed, values, text))
+    return [row for key, row in found.items() if len(sentences[key]) == 1]
+
+
+def _changed(outputs: list[np.ndarray], want: list[np.ndarray]) -> list[int] | None:
+    """The leaves ``outputs`` changes (in its own shape and size: a sum over the wrong axis
+    with ``keepdims`` is a row too); None when none."""
+    changed = [i for i, (g, w) in enumerate(zip(outputs, want)) if not _close(g, w)]
+    return changed or None
+
+
+def _slip_rows(module: Any, function: str, spec: tuple, labels: list[str],
+               want: list[np.ndarray], run: Runner) -> list[Row]:
+    """The rows of the sequence slips of ``function`` (``diagnosis.slips``: the reference's
+    loop rewritten one way at a time) on one case: a slip gets a row only when the grader's
+    own rule of evidence names it on the slip's outputs (``explain_slips``: each changed sum
+    informative, a state's rewriting reproduced on every output), with the grader's sentence
+    and hint (``sentence\nhint``)."""
+    rows: list[Row] = []
+    slips = slips_of(module, function)
+    if not slips:
+        return rows
+    # the failing outputs in the order the grader's check meets them: the reference's own
+    # (the stored case keeps a dict's keys sorted); the sentence lists them so
+    reference = run(module, spec)
+    order = {label: i for i, (label, _) in enumerate(flatten(reference, "", None))}
+    for slip in slips:
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                outputs = run(slip.module, spec)
+        except Exception:  # noqa: BLE001 - a slip that cannot run on this case has no row
+            continue
+        leaves = {label: to_numpy(v) for label, v in flatten(outputs, "", None)}
+        if sorted(leaves) != sorted(labels) or any(
+                v is None or v.dtype.kind not in "fiu" or not np.all(np.isfinite(v))
+                for v in leaves.values()):
+            continue
+        values = [np.asarray(leaves[label], dtype=np.float64) for label in labels]
+        changed = _changed(values, want)
+        if changed is None:
+            continue
+        failing = sorted((labels[i] for i in changed), key=lambda label: order.get(label, 0))
+        named = explain_slips((slip,), _returning(outputs), outputs, reference, failing,
+                              FLOAT64, "", None)
+        if len(named) == 1:
+            rows.append((changed, [values[i] for i in changed],
+                         f"{named[0].text}\n{named[0].hint}"))
+    return rows
+
+
+def _returning(outputs: Any) -> Callable[[Slip], Any]:
+    """The ``run`` of ``explain_slips`` for a slip already run: its outputs."""
+    return lambda _: outputs
+
+
 def _rows(module: Any, function: str, spec: tuple, labels: list[str], want: list[np.ndarray],
-          run: Runner) -> list[tuple[list[int], list[np.ndarray], str]]:
-    """The rows of one case: per distinct outputs of the edits, the leaves changed (indices in
-    the case's stored order, ``labels``), their values and the sentence."""
+          run: Runner) -> list[Row]:
+    """The candidate rows of one case: per edit whose outputs differ from the expected ones,
+    the leaves changed (indices in the case's stored order, ``labels``), their values and the
+    sentence."""
     original = getattr(module, function, None)
     flow = flow_of(original) if original is not None else None
     source = module.__dict__.get(SOURCE)
@@ -100,8 +178,7 @@ def _rows(module: Any, function: str, spec: tuple, labels: list[str], want: list
         """The name a student keeping the course's names has for ``label``."""
         return label if label in reference and not label.startswith(RETURN) else None
 
-    by_outputs: dict[bytes, set[str]] = {}
-    found: dict[bytes, tuple[list[int], list[np.ndarray], str]] = {}
+    found: list[Row] = []
     try:
         for node, edit, pool_text in _edits(flow, reference, names):
             result = _edited_outputs(module, function, definition, flow.formulas[node], edit,
@@ -109,16 +186,12 @@ def _rows(module: Any, function: str, spec: tuple, labels: list[str], want: list
             if result is None or sorted(result) != sorted(labels):
                 continue
             outputs = [result[label] for label in labels]
-            changed = [i for i, (g, w) in enumerate(zip(outputs, want)) if not _close(g, w)]
-            if not changed or any(outputs[i].size != want[i].size for i in changed):
-                continue
-            values = [outputs[i] for i in changed]
-            key = _key(changed, values)
-            by_outputs.setdefault(key, set()).add(pool_text)
-            found.setdefault(key, (changed, values, pool_text))
+            changed = _changed(outputs, want)
+            if changed is not None:
+                found.append((changed, [outputs[i] for i in changed], pool_text))
     finally:
         module.__dict__[function] = original
-    return [row for key, row in found.items() if len(by_outputs[key]) == 1]
+    return found
 
 
 def _edits(flow: Flow, reference: dict[str, np.ndarray], names: Callable[[str], str | None]

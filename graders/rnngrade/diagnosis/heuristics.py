@@ -9,24 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from rnngrade.harness.checks.evidence import informative
 from rnngrade.results.model import Diagnosis, DiagnosisSource
-
-# A pattern needs at least this many informative entries (non-zero, not all equal) in the
-# expected value: with 5 independent values a factor, sign or shift fits by chance with
-# probability far below the tolerance.
-MIN_ENTRIES = 5
 
 HEURISTIC = DiagnosisSource.HEURISTIC.value
 
 
 def _close(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
     return a.shape == b.shape and bool(np.all(np.abs(a - b) <= atol + rtol * np.abs(b)))
-
-
-def informative(want: np.ndarray, atol: float) -> bool:
-    """Whether ``want`` carries enough distinct non-zero entries to support a pattern."""
-    values = want[np.abs(want) > max(atol, 1e-12)]
-    return values.size >= MIN_ENTRIES and bool(np.ptp(values.real) > max(atol, 1e-12))
 
 
 def _note(name: str, leaf: str, text: str, evidence: str) -> Diagnosis:

@@ -9,7 +9,8 @@ time loop is read off its source and rewritten one way at a time, on the trusted
   A state that starts from a parameter (``a_prev = a0``) is left out: "every step starts from
   a0" is the structural note ``fed_a0_every_step`` and the lab's known mistakes.
 - **A final state one step early.** A state the function returns after the loop is returned as
-  it was when the last step began (``lstm_layer``'s ``(h, c)``).
+  it was when the last step began (``lstm_layer``'s ``(h, c)``), or the list the loop appends
+  each step's state to is read one entry early (``hs[-2]`` for ``hs[-1]``).
 - **A sum not accumulated.** Every ``total += term`` inside the loop becomes ``total = term``:
   only the step processed last is left in the total.
 - **A sum never added to.** Every ``total += term`` inside the loop is left out: the totals are
@@ -45,9 +46,9 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.diagnosis.heuristics import informative
 from rnngrade.diagnosis.mutants import SOURCE
 from rnngrade.diagnosis.structural import LAST_STEP_EARLY, float_leaves
+from rnngrade.harness.checks.evidence import informative
 from rnngrade.harness.checks.tolerance import Tolerance
 from rnngrade.results.model import Diagnosis, DiagnosisSource
 
@@ -79,6 +80,7 @@ class Slip:
     swapped: tuple[str, str, str] = ("", "", "")  # (callee, its two parameters swapped)
     dropped: str = ""  # an in-place update of the loop left out (``dlogits *= scale``)
     collected: tuple[str, str] = ("", "")  # (what the loop appends, what is appended instead)
+    listed: str = ""  # a list the loop appends to, whose last entry is returned one step early
 
 
 def slips_of(reference: types.ModuleType, function: str) -> tuple[Slip, ...]:
@@ -130,6 +132,10 @@ def _slips(reference: types.ModuleType, function: str) -> tuple[Slip, ...]:
             module = _load(reference, _returned_early(definition, position, returned))
             if module is not None:
                 slips.append(Slip(function, module, early=tuple(returned)))
+        for listed in _last_entries_returned(definition, position):
+            module = _load(reference, _entry_early(definition, position, listed))
+            if module is not None:
+                slips.append(Slip(function, module, listed=listed))
         slips += _sums_and_calls(reference, definition, position)
     return tuple(slips)
 
@@ -363,6 +369,49 @@ def _returned_early(definition: ast.FunctionDef, position: int, states: list[str
     return rewritten
 
 
+def _is_last(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` is ``name[-1]``."""
+    return (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+            and node.value.id == name and isinstance(node.slice, ast.UnaryOp)
+            and isinstance(node.slice.op, ast.USub) and isinstance(node.slice.operand, ast.Constant)
+            and node.slice.operand.value == 1)
+
+
+def _last_entries_returned(definition: ast.FunctionDef, position: int) -> list[str]:
+    """The lists the loop at ``position`` appends to whose last entry (``hs[-1]``) a return
+    after the loop returns: the final state kept as the list's last entry."""
+    loop = definition.body[position]
+    assert isinstance(loop, ast.For)
+    appended = {n.func.value.id for n in ast.walk(loop) if isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute) and n.func.attr == "append"
+                and isinstance(n.func.value, ast.Name)}
+    returns = [r for r in definition.body[position + 1:] if isinstance(r, ast.Return)]
+    return sorted(name for name in appended
+                  if any(_is_last(n, name) for r in returns for n in ast.walk(r)))
+
+
+class _EntryEarly(ast.NodeTransformer):
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        if _is_last(node, self.name):
+            return ast.copy_location(ast.Subscript(
+                ast.Name(self.name, ast.Load()),
+                ast.UnaryOp(ast.USub(), ast.Constant(2)), ast.Load()), node)
+        return self.generic_visit(node)
+
+
+def _entry_early(definition: ast.FunctionDef, position: int, name: str) -> ast.FunctionDef:
+    """``definition`` whose returns after the loop at ``position`` return ``name[-2]`` where
+    they return ``name[-1]``."""
+    rewritten = copy.deepcopy(definition)
+    for i in range(position + 1, len(rewritten.body)):
+        if isinstance(rewritten.body[i], ast.Return):
+            rewritten.body[i] = _EntryEarly(name).visit(rewritten.body[i])
+    return rewritten
+
+
 def _accumulated(loop: ast.For) -> tuple[str, ...]:
     """The variables the loop adds to with ``+=`` (``totals[name]`` as ``totals``)."""
     names = []
@@ -439,7 +488,7 @@ def explain_slips(slips: tuple[Slip, ...], run: Callable[[Slip], Any], got: Any,
     overwritten: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
     for slip in slips:
         whole = bool(slip.state or slip.early or slip.swapped[0] or slip.dropped
-                     or slip.collected[0])
+                     or slip.collected[0] or slip.listed)
         if not whole and len(telling) < len(failing):
             continue  # a sum's slip speaks of each failing sum: each must be informative
         result = run(slip)
@@ -497,6 +546,15 @@ def _diagnosis(slip: Slip, wrong: list[str]) -> Diagnosis:
             "[-2]).",
             evidence=f"your results equal the course's solution's with {states} returned as "
             "they were when the last step began", source=STRUCTURAL)
+    if slip.listed:
+        return Diagnosis(
+            LAST_STEP_EARLY, f"in `{slip.function}`, the state after the last step but one is "
+            f"returned (the entry before the last of the list the course's "
+            f"solution calls `{slip.listed}`)", slip.function,
+            hint="Your final state is the one before the last step: check which step's state "
+            "you return after the loop (the loop's last entry is [-1]).",
+            evidence=f"your results equal the course's solution's returning `{slip.listed}[-2]` "
+            f"where it returns `{slip.listed}[-1]`", source=STRUCTURAL)
     verb = "is" if len(wrong) == 1 else "are"
     if slip.collected[0]:
         kept, other = slip.collected

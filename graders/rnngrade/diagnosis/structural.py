@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from rnngrade.diagnosis.heuristics import describe_wrongness, informative, time_shift
+from rnngrade.diagnosis.heuristics import describe_wrongness, time_shift
 from rnngrade.harness.checks.compare import to_numpy
+from rnngrade.harness.checks.evidence import informative
 from rnngrade.harness.checks.mistakes import step_agreement
 from rnngrade.harness.checks.structure import flatten
 from rnngrade.harness.checks.tolerance import Tolerance

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rnngrade.diagnosis.aliasing import in_place_diagnosis, parameter_names
-from rnngrade.diagnosis.contract import explain_contract
 from rnngrade.diagnosis.localise import localise_check
 from rnngrade.diagnosis.mutants import SOURCE, Mutant
 from rnngrade.diagnosis.reach import AttemptLog, Reach, called_names
@@ -49,13 +48,16 @@ from rnngrade.harness.checks.compare import (
     expected_dtype_of,
     to_numpy,
 )
+from rnngrade.harness.checks.contract import explain_contract
 from rnngrade.harness.checks.structure import compare_tree, flatten
 from rnngrade.harness.checks.tolerance import Tolerance, tolerance_for
 from rnngrade.harness.runner.base import EXCEPTION, NOT_IMPLEMENTED, StudentError
 from rnngrade.harness.runner.inprocess import InProcessRunner
 from rnngrade.harness.runner.proxy import ModuleProxy
 from rnngrade.lab_contract import Gate
-from rnngrade.results.model import Diagnosis
+from rnngrade.results.model import Diagnosis, DiagnosisSource
+
+STRUCTURAL = DiagnosisSource.STRUCTURAL.value  # the source of a contract slip's diagnosis
 
 Probe = Callable[..., Any]
 
@@ -234,7 +236,9 @@ class Checker:
                                           [m.diagnosis(evidence) for m in matched],
                                           matched[0].hint))
                 return
-            slips = explain_contract(got, want, failed, tol, name, names, _function_of(name))
+            function = _function_of(name)
+            slips = [Diagnosis(s.name, s.text, function, s.hint, s.evidence, STRUCTURAL)
+                     for s in explain_contract(got, want, failed, tol, name, names, function)]
             if slips:
                 found.append(CheckFailure(message, comparisons, slips, slips[0].hint))
                 return

@@ -6,7 +6,9 @@ shipped. Instead, ``rnngrade generate`` runs every such edit on the public input
 public case, one row per edit (``<case>::(edits)`` in ``labN_mistakes.npz``):
 
 - which outputs the edit changes (``leaves``: indices into the case's outputs, flattened), each
-  of the expected size (a transposed or squeezed one in its own shape, which the digest holds);
+  of the expected size (a transposed or squeezed one in its own shape, which the digest holds)
+  or of its own size (``sizes``, stored only for a table where some row changes a leaf's size:
+  a sum over the wrong axis with ``keepdims``);
 - a digest of those outputs quantised on a grid of step ``q`` (``scales``, per leaf: a power of
   two about 8 tolerances wide, so a slip computed in another order lands in the same cell), with
   one bit per element (``halves``) that shifts its grid by half a step so the stored value sits
@@ -32,6 +34,7 @@ import numpy as np
 EDITS = "(edits)"  # the fingerprint entry of a case's edits: "<case>::(edits)"
 DIGEST_BYTES = 16
 GRID_TOLERANCES = 8  # the grid's step, in tolerances: a match needs |yours − theirs| < q / 4
+MAX_SIZE = 1 << 20  # entries of a leaf a row may hold: the public cases are far smaller
 _DIGEST, _SEAL = b"rnngrade-edit-digest|", b"rnngrade-edit-seal|"
 _LARGEST = 2.0 ** 52  # quantised values beyond this are not exact integers in float64
 
@@ -101,6 +104,7 @@ class EditRow:
     shifted: np.ndarray
     digest: np.ndarray
     sealed: np.ndarray
+    sizes: tuple[int, ...] = ()  # each changed leaf's size; () for the expected leaves' sizes
 
 
 def pack(case: str, rows: Sequence[tuple[Sequence[int], Sequence[np.ndarray], str]],
@@ -108,6 +112,7 @@ def pack(case: str, rows: Sequence[tuple[Sequence[int], Sequence[np.ndarray], st
     """The stored table of one case from ``(changed leaf indices, their values, sentence)``
     rows (``want``: the case's expected leaves). None when no row can be stored."""
     leaves: list[int] = []
+    sizes: list[int] = []
     starts, bits, digests, sealed, scales = [0], [], [], [], []
     sealed_starts = [0]
     for changed, values, text in rows:
@@ -121,6 +126,7 @@ def pack(case: str, rows: Sequence[tuple[Sequence[int], Sequence[np.ndarray], st
         material = _material(case, changed, [c for c in cells if c is not None],
                              [tuple(v.shape) for v in values])
         leaves.extend(changed)
+        sizes.extend(v.size for v in values)
         starts.append(len(leaves))
         scales.extend(row_scales)
         bits.append(np.concatenate(shifts))
@@ -129,7 +135,9 @@ def pack(case: str, rows: Sequence[tuple[Sequence[int], Sequence[np.ndarray], st
         sealed_starts.append(sealed_starts[-1] + sealed[-1].size)
     if not digests:
         return None
-    return {"leaves": np.asarray(leaves, dtype=np.int64),
+    resized = any(size != want[leaf].size for leaf, size in zip(leaves, sizes))
+    return {**({"sizes": np.asarray(sizes, dtype=np.int64)} if resized else {}),
+            "leaves": np.asarray(leaves, dtype=np.int64),
             "starts": np.asarray(starts, dtype=np.int64),
             "scales": np.asarray(scales, dtype=np.float64),
             "halves": np.packbits(np.concatenate(bits)),
@@ -141,17 +149,19 @@ def pack(case: str, rows: Sequence[tuple[Sequence[int], Sequence[np.ndarray], st
 def rows(table: dict[str, Any], want: Sequence[np.ndarray | None]) -> list[EditRow]:
     """The rows of a stored table (``want``: the case's expected leaves, for their sizes)."""
     leaves, starts, scales = table["leaves"], table["starts"], table["scales"]
+    stored = table.get("sizes")
     bits = np.unpackbits(table["halves"])
     sealed, sealed_starts = table["sealed"], table["sealed_starts"]
     found, offset = [], 0
     for r in range(len(starts) - 1):
         changed = tuple(int(i) for i in leaves[starts[r]:starts[r + 1]])
-        size = sum(w.size for i in changed if (w := want[i] if i < len(want) else None)
-                   is not None)
+        sizes = tuple(int(n) for n in stored[starts[r]:starts[r + 1]]) if stored is not None \
+            else tuple(w.size for i in changed if (w := want[i] if i < len(want) else None)
+                       is not None)
         found.append(EditRow(changed, tuple(float(s) for s in scales[starts[r]:starts[r + 1]]),
-                             bits[offset:offset + size], table["digests"][r],
-                             sealed[sealed_starts[r]:sealed_starts[r + 1]]))
-        offset += size
+                             bits[offset:offset + sum(sizes)], table["digests"][r],
+                             sealed[sealed_starts[r]:sealed_starts[r + 1]], sizes))
+        offset += sum(sizes)
     return found
 
 
@@ -160,11 +170,13 @@ def opened(case: str, row: EditRow, mine: dict[int, np.ndarray],
     """The row's sentence when the student's leaves (``mine``: by stored index) are the
     edit's outputs on every leaf it changes; None otherwise."""
     cells, shapes, offset = [], [], 0
-    for leaf, scale in zip(row.leaves, row.scales):
+    for k, (leaf, scale) in enumerate(zip(row.leaves, row.scales)):
         expected = want[leaf] if leaf < len(want) else None
         value = mine.get(leaf)
-        if expected is None or value is None or value.size != expected.size \
-                or value.dtype.kind not in "fiu":  # a shape of the same size: the digest tells
+        size = row.sizes[k] if k < len(row.sizes) else (
+            expected.size if expected is not None else -1)
+        if expected is None or value is None or value.size != size \
+                or value.dtype.kind not in "fiu":  # a shape of that size: the digest tells
             return None
         cell = quantised(value, scale, row.shifted[offset:offset + value.size])
         if cell is None:

@@ -13,6 +13,7 @@ read from a sealed row that opens only for outputs equal to that edit's.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,8 @@ import numpy as np
 
 from rnngrade.harness.checks import edit_prints
 from rnngrade.harness.checks.compare import compare, to_numpy
-from rnngrade.harness.checks.structure import flatten
+from rnngrade.harness.checks.contract import explain_contract
+from rnngrade.harness.checks.structure import compare_tree, flatten
 from rnngrade.harness.checks.tolerance import Tolerance
 from rnngrade.harness.checks.vectors import PublicVectors
 
@@ -115,18 +117,23 @@ def _edit_lines(prints: PublicVectors, vectors: PublicVectors, case_name: str,
     want = _leaves(vectors.case(case_name).outputs, "", None)
     failing_leaves = {positions[i] for i in failing}
     by_leaf: dict[int, np.ndarray] = {}
-    for i in failing:  # only what the edits can change, of the expected size
+    for i in failing:  # only what the edits can change: numbers (a row checks their size)
         value, expected = mine[i], want[positions[i]] if positions[i] < len(want) else None
         if value is not None and expected is not None and value.dtype.kind in "fiu" \
-                and value.size == expected.size:
+                and value.size <= edit_prints.MAX_SIZE:
             by_leaf[positions[i]] = value.astype(np.float64)
     texts = {text for row in edit_prints.rows(prints.case(entry).outputs, want)
              if set(row.leaves) == failing_leaves
              and (text := edit_prints.opened(case_name, row, by_leaf, want)) is not None}
     if len(texts) != 1:
         return []
-    return [f"{texts.pop()} (your result equals the course's formula with this one change, on "
-            "this test's inputs)"]
+    # a row of a slip of the loop carries its hint after its sentence; a formula's edit none
+    text, _, hint = texts.pop().partition("\n")
+    if hint:
+        return [f"{text} (your result equals the course's solution with this one change to its "
+                f"loop, on this test's inputs)\nhint: {hint}"]
+    return [f"{text} (your result equals the course's formula with this one change, on this "
+            "test's inputs)"]
 
 
 def _equal_throughout(mine: list[tuple[str, Any]], theirs: list[Any], tol: Tolerance) -> bool:
@@ -183,13 +190,32 @@ def _short(label: str) -> str:
     return label.rsplit("['", 1)[-1].rstrip("']")
 
 
+def contract_slips(got: Any, want: Any, tol: Tolerance, name: str,
+                   names: tuple[str, ...] | None) -> list[str]:
+    """The contract slips (``checks.contract``) that explain every failed output of the check,
+    as the grader words them: the function is the first word of the check's name, and outputs
+    the check names ``"<check> a_next"`` are called ``a_next``."""
+    function = re.match(r"[A-Za-z_]\w*", name)
+    if function is None:
+        return []
+    if names:
+        name, names = function.group(0), tuple(n.removeprefix(f"{name} ") for n in names)
+    failed = [c for c in compare_tree(got, want, tol, name, names, None) if not c.ok]
+    return [slip.public_line() for slip in
+            explain_contract(got, want, failed, tol, name, names, function.group(0))]
+
+
 def explain(got: Any, want: Any, tol: Tolerance, name: str, names: tuple[str, ...] | None,
             vectors_path: Path | None, time_axis: int = -1) -> list[str]:
-    """What the public harness says about a failed public check: known mistakes first, else
-    where along time the result goes wrong. Never raises: a public test must report the
-    student's failure, whatever happens here."""
+    """What the public harness says about a failed public check: known mistakes first (those
+    the lab's mutants describe, then the slips the grader names by one edit or one rewriting
+    of the course's solution), then the contract slips, else where along time the result goes
+    wrong. Never raises: a public test must report the student's failure, whatever happens
+    here."""
     try:
         lines = known_mistakes(got, want, tol, name, names, vectors_path) if vectors_path else []
+        if not lines:
+            lines = contract_slips(got, want, tol, name, names)
         if not lines:
             axis = time_axis if time_axis >= 0 else _last_axis(want, name, names)
             lines = time_steps(got, want, tol, name, names, axis) if axis >= 0 else []

@@ -1,26 +1,28 @@
 """Contract slips: the right numbers returned in the wrong form.
 
 A failed check whose values are right once the result is put in the form the function promises
-(its returned entries in the promised order, an array with or without a length-1 axis, the
-precision of the inputs) names that slip. Every rule compares every entry it speaks about, and
-only arrays with enough distinct non-zero entries count, so a coincidence (two zero arrays of one
-shape swapped) never names one.
+(its returned entries in the promised order, an array with or without a length-1 axis or with
+its axes in another order, the precision of the inputs) names that slip. Every rule compares
+every entry it speaks about, and only arrays with enough distinct non-zero entries count, so a
+coincidence (two zero arrays of one shape swapped) never names one.
+
+It needs only the student's result and the expected one, so it is shipped: the grader
+(``grading/checker.py``, which makes each slip a ``Diagnosis``) and the public tests
+(``checks/mistakes.py``, from ``assert_outputs``) say the same sentence.
 """
 
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from rnngrade.diagnosis.heuristics import informative
 from rnngrade.harness.checks.compare import Comparison, to_numpy
+from rnngrade.harness.checks.evidence import informative
 from rnngrade.harness.checks.structure import flatten
 from rnngrade.harness.checks.tolerance import FLOAT32, Tolerance
-from rnngrade.results.model import Diagnosis, DiagnosisSource
-
-STRUCTURAL = DiagnosisSource.STRUCTURAL.value
 
 REORDERED = "outputs_in_another_order"
 AXES = "shape_differs_by_length_one_axes"
@@ -30,8 +32,23 @@ LOW_PRECISION = "computed_in_lower_precision"
 MAX_ORDER_ITEMS = 6  # permutations of at most 720 orders
 
 
+@dataclass(frozen=True)
+class ContractSlip:
+    """One contract slip: its identifier (one of the names above), the sentence naming it, the
+    hint, and the evidence (what was compared)."""
+
+    name: str
+    text: str
+    hint: str
+    evidence: str
+
+    def public_line(self) -> str:
+        """The slip as a public test says it: the sentence, its evidence, then the hint."""
+        return f"{self.text} ({self.evidence})\nhint: {self.hint}"
+
+
 def explain_contract(got: Any, want: Any, failed: list[Comparison], tol: Tolerance, name: str,
-                     names: tuple[str, ...] | None, function: str) -> list[Diagnosis]:
+                     names: tuple[str, ...] | None, function: str) -> list[ContractSlip]:
     """The contract slips that explain every failed leaf of a check (none: an empty list)."""
     order = _reordered(got, want, tol, name, names, function)
     if order is not None:
@@ -50,10 +67,10 @@ def explain_contract(got: Any, want: Any, failed: list[Comparison], tol: Toleran
             return []
         slip = None
         if comparison.problem == "shape":
-            slip = (_axes(g, w, tol, comparison.name, function)
-                    or _axes_order(g, w, tol, comparison.name, function))
+            slip = (_axes(g, w, tol, comparison.name)
+                    or _axes_order(g, w, tol, comparison.name))
         elif comparison.problem == "dtype":
-            slip = _precision(g, w, comparison.name, function)
+            slip = _precision(g, w, comparison.name)
         elif comparison.problem == "values" and _close(g, w, FLOAT32):
             roundings.append(comparison.name)
             continue
@@ -79,21 +96,20 @@ def _same_up_to_axes(got: np.ndarray, want: np.ndarray, tol: Tolerance) -> bool:
             and _close(got.reshape(want.shape), want, tol))
 
 
-def _axes(got: np.ndarray, want: np.ndarray, tol: Tolerance, leaf: str, function: str
-          ) -> Diagnosis | None:
+def _axes(got: np.ndarray, want: np.ndarray, tol: Tolerance, leaf: str) -> ContractSlip | None:
     if got.shape == want.shape or not _same_up_to_axes(got, want, tol):
         return None
-    return Diagnosis(
+    return ContractSlip(
         AXES, f"{leaf} has shape {got.shape} where {want.shape} is expected; its values are right",
-        function, hint="Only the shape is wrong: look at the axes of length 1 (a sum with or "
+        hint="Only the shape is wrong: look at the axes of length 1 (a sum with or "
         "without keepdims=True, an extra leading axis, a column where a flat vector is "
         "expected or the reverse) and reshape to the shape the function promises.",
         evidence=f"every entry of {leaf} equals the expected one once reshaped to "
-        f"{want.shape}", source=STRUCTURAL)
+        f"{want.shape}")
 
 
-def _axes_order(got: np.ndarray, want: np.ndarray, tol: Tolerance, leaf: str, function: str
-                ) -> Diagnosis | None:
+def _axes_order(got: np.ndarray, want: np.ndarray, tol: Tolerance, leaf: str
+                ) -> ContractSlip | None:
     """The expected array with its axes in another order (``(T, B, H)`` for ``(B, T, H)``):
     exactly one reordering of the axes gives the expected shape and every expected value."""
     if got.ndim != want.ndim or got.ndim < 2 or got.shape == want.shape \
@@ -107,18 +123,17 @@ def _axes_order(got: np.ndarray, want: np.ndarray, tol: Tolerance, leaf: str, fu
     moved = [i for i, j in enumerate(fits[0]) if i != j]
     axes = (f"axes {moved[0]} and {moved[1]} swapped" if len(moved) == 2
             else f"axes {', '.join(map(str, moved))} permuted")
-    return Diagnosis(
+    return ContractSlip(
         AXES_ORDER, f"{leaf} has shape {got.shape} where {want.shape} is expected: its axes "
-        f"are in another order ({axes}); its values are right", function,
+        f"are in another order ({axes}); its values are right",
         hint="Only the order of the axes is wrong: check along which axis you stack or "
         "concatenate the steps (torch.stack(..., dim=...), np.stack(..., axis=...)) and which "
         "axis the function promises for time.",
         evidence=f"every entry of {leaf} equals the expected one once its axes are put in the "
-        "expected order", source=STRUCTURAL)
+        "expected order")
 
 
-def _precision(got: np.ndarray, want: np.ndarray, leaf: str, function: str
-               ) -> Diagnosis | None:
+def _precision(got: np.ndarray, want: np.ndarray, leaf: str) -> ContractSlip | None:
     if got.dtype.itemsize >= want.dtype.itemsize or not _close(got, want, FLOAT32):
         return None
     # the course's value of float64 inputs is computed in longdouble: the inputs are float64
@@ -126,17 +141,16 @@ def _precision(got: np.ndarray, want: np.ndarray, leaf: str, function: str
         else want.dtype
     if got.dtype.itemsize >= inputs.itemsize:
         return None
-    return Diagnosis(
+    return ContractSlip(
         LOW_PRECISION, f"{leaf} is computed in {got.dtype} where the inputs are {inputs}",
-        function, hint=f"The values are right to {got.dtype} precision: something creates an "
+        hint=f"The values are right to {got.dtype} precision: something creates an "
         f"array or tensor in {got.dtype} (a dtype=..., a torch default) or casts down; keep "
         f"the precision of the inputs.",
-        evidence=f"every entry of {leaf} agrees with the expected one to {got.dtype} precision",
-        source=STRUCTURAL)
+        evidence=f"every entry of {leaf} agrees with the expected one to {got.dtype} precision")
 
 
 def _reordered(got: Any, want: Any, tol: Tolerance, name: str, names: tuple[str, ...] | None,
-               function: str) -> Diagnosis | None:
+               function: str) -> ContractSlip | None:
     """The returned entries are the expected ones in another order (every entry informative,
     and only one order fits)."""
     if not (isinstance(want, tuple | list) and isinstance(got, tuple | list)
@@ -161,9 +175,8 @@ def _reordered(got: Any, want: Any, tol: Tolerance, name: str, names: tuple[str,
     label = [names[i] if names and i < len(names) else f"{name}[{i}]" for i in slots]
     returned = ", ".join(label[j] for j in order)
     promised = ", ".join(label)
-    return Diagnosis(
+    return ContractSlip(
         REORDERED, f"{function} returns ({returned}) where ({promised}) is expected",
-        function, hint="Your values are right; return them in the order the function's "
+        hint="Your values are right; return them in the order the function's "
         "docstring promises.",
-        evidence=f"your returned entries equal the expected {returned}, in that order",
-        source=STRUCTURAL)
+        evidence=f"your returned entries equal the expected {returned}, in that order")
