@@ -219,7 +219,9 @@ def _write(path: Path, text: str) -> None:
                 path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
                 write_atomic(path, text)
                 break
-            except FileNotFoundError:  # another process's tidy removed the folder meanwhile
+            except (FileNotFoundError, FileExistsError):
+                # another process's tidy removed the folder meanwhile (mkdir says it exists,
+                # then finds no folder there)
                 if attempt == 2:
                     return  # not kept this time: the next process computes it again
         cache_eviction.wrote(path.parents[2], len(text))
