@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from rnngrade.diagnosis.forms import merged_axes, steps_missing
 from rnngrade.diagnosis.heuristics import informative
 from rnngrade.harness.checks.compare import Comparison, to_numpy
 from rnngrade.harness.checks.structure import flatten
@@ -51,7 +52,9 @@ def explain_contract(got: Any, want: Any, failed: list[Comparison], tol: Toleran
         slip = None
         if comparison.problem == "shape":
             slip = (_axes(g, w, tol, comparison.name, function)
-                    or _axes_order(g, w, tol, comparison.name, function))
+                    or _axes_order(g, w, tol, comparison.name, function)
+                    or merged_axes(g, w, tol, comparison.name, function)
+                    or steps_missing(g, w, tol, comparison.name, function))
         elif comparison.problem == "dtype":
             slip = _precision(g, w, comparison.name, function)
         elif comparison.problem == "values" and _close(g, w, FLOAT32):
