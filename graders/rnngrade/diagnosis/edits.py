@@ -57,6 +57,16 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return np.asarray(1.0 / (1.0 + np.exp(-x)))
 
 
+def _softmax(x: np.ndarray) -> np.ndarray:
+    """The course's softmax: over axis 0 (a formula that calls a module's ``softmax`` of
+    another kind is no formula here: its value differs from the reference's, so it is never
+    edited)."""
+    if x.ndim == 0:
+        raise _Unusable
+    e = np.exp(x - np.max(x, axis=0, keepdims=True))
+    return np.asarray(e / np.sum(e, axis=0, keepdims=True))
+
+
 _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "tanh": np.tanh, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
     "square": np.square}
@@ -176,6 +186,8 @@ def _call(node: ast.Call, values: Mapping[str, np.ndarray]) -> np.ndarray:
         raise _Unusable
     if name == "sigmoid" and len(node.args) == 1 and not keywords:
         return _checked(_sigmoid(evaluate(node.args[0], values)))
+    if name == "softmax" and len(node.args) == 1 and not keywords:
+        return _checked(_softmax(evaluate(node.args[0], values)))
     if name in _UNARY and len(node.args) == 1 and not keywords:
         return _checked(_UNARY[name](evaluate(node.args[0], values)))
     if name in _REDUCE and len(node.args) == 1 and set(keywords) <= {"axis", "keepdims"}:
@@ -216,7 +228,7 @@ def _function_name(node: ast.Call) -> str:
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and (
             func.value.id in _NUMPY):
         return func.attr
-    if isinstance(func, ast.Name) and func.id in ("sigmoid", "float"):
+    if isinstance(func, ast.Name) and func.id in ("sigmoid", "softmax", "float"):
         return func.id
     return ""
 
@@ -566,8 +578,11 @@ def _shape_edits(formula: ast.expr, shape: tuple[int, ...]) -> Iterator[Edit]:
     for node in ast.walk(formula):
         if isinstance(node, ast.Attribute) and node.attr == "T":
             yield Edit(_replaced(formula, node, node.value), "replace", node, node.value)
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
-            for side in (node.left, node.right):
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) or (
+                isinstance(node, ast.Call) and _function_name(node) in ("dot", "matmul")
+                and len(node.args) == 2):
+            sides = (node.left, node.right) if isinstance(node, ast.BinOp) else node.args
+            for side in sides:
                 if not (isinstance(side, ast.Attribute) and side.attr == "T"):
                     new = ast.Attribute(copy.deepcopy(side), "T", ast.Load())
                     yield Edit(_replaced(formula, side, new), "replace", side, new)
@@ -610,7 +625,7 @@ def _reductions(formula: ast.expr, node: ast.Call) -> Iterator[Edit]:
 
 
 def _activation_edits(formula: ast.expr) -> Iterator[Edit]:
-    """tanh ↔ sigmoid, tanh applied twice, an activation left out."""
+    """tanh ↔ sigmoid, tanh applied twice, an activation left out, a ReLU in its place."""
     for node in ast.walk(formula):
         if not isinstance(node, ast.Call) or len(node.args) != 1 or node.keywords:
             continue
@@ -620,7 +635,10 @@ def _activation_edits(formula: ast.expr) -> Iterator[Edit]:
         x = node.args[0]
         other = (ast.Call(ast.Name("sigmoid", ast.Load()), [copy.deepcopy(x)], [])
                  if name == "tanh" else _np("tanh", x))
-        for new in (other, ast.Call(copy.deepcopy(node.func), [copy.deepcopy(node)], []), x):
+        relu = _np("maximum", x)
+        relu.args.append(ast.Constant(0))
+        for new in (other, ast.Call(copy.deepcopy(node.func), [copy.deepcopy(node)], []), x,
+                    relu):
             yield Edit(_replaced(formula, node, new), "replace", node, new)
 
 
@@ -637,6 +655,14 @@ def _other_calls(formula: ast.expr) -> Iterator[Edit]:
             yield Edit(_replaced(formula, node, new), "replace", node, new)
         elif name in _UNARY and len(node.args) == 1:
             yield Edit(_replaced(formula, node, node.args[0]), "replace", node, node.args[0])
+    for name in _UNARY:  # left out of every operand it is applied to (``np.maximum(a, b)``)
+        calls = [n for n in ast.walk(formula) if isinstance(n, ast.Call) and not n.keywords
+                 and _function_name(n) == name and len(n.args) == 1]
+        if len(calls) > 1:
+            edited = formula
+            for call in calls:  # nodes off the path replaced are shared: each is found
+                edited = _replaced(edited, call, call.args[0])
+            yield Edit(edited, "replace", calls[0], calls[0].args[0])
 
 
 def _slice_ends(formula: ast.expr) -> Iterator[Edit]:
@@ -673,11 +699,16 @@ def _terms_dropped(formula: ast.expr) -> Iterator[Edit]:
 
 
 def _signs(formula: ast.expr) -> Iterator[Edit]:
+    """``+`` ↔ ``-``; a difference the other way round (``x ** 2 - 1`` for ``1 - x ** 2``)."""
     for node in ast.walk(formula):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
             flipped = ast.BinOp(node.left, ast.Sub() if isinstance(node.op, ast.Add)
                                 else ast.Add(), node.right)
             yield Edit(_replaced(formula, node, flipped), "replace", node, flipped)
+    for node in ast.walk(formula):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+            turned = ast.BinOp(copy.deepcopy(node.right), ast.Sub(), copy.deepcopy(node.left))
+            yield Edit(_replaced(formula, node, turned), "replace", node, turned)
 
 
 def _added(formula: ast.expr, pool: Quantities, shape: tuple[int, ...]) -> Iterator[Edit]:

@@ -32,6 +32,7 @@ OFF_BY_ONE = "off_by_one_step"
 RECURRENT_TERM = "recurrent_term"
 INITIAL_STATE = "initial_state_unused"
 LAST_STEP_EARLY = "last_state_one_step_early"
+REVERSED = "time_steps_in_reverse_order"
 
 # A fresh start at step t: the expected leaves of one step run from the initial state on step t's
 # input alone, or None when that cannot be computed for this check.
@@ -247,6 +248,13 @@ def _time_pattern(leaf: str, got: np.ndarray, want: np.ndarray, ok: list[bool | 
             hint="Check the time index you read from and the one you write to inside your loop.",
             evidence=f"step t of your {_short(leaf)} equals the expected step "
             f"t{'-' if shift == 1 else '+'}1 at every step", source=STRUCTURAL)
+    if _reversed(got, want, atol, rtol, axis):
+        return Diagnosis(
+            REVERSED, f"{_short(leaf)} holds its time steps in reverse order",
+            hint="Each step's value is right but stored at the mirrored time index: check the "
+            "index you write to inside your loop (a backward loop still writes step t at t).",
+            evidence=f"step t of your {_short(leaf)} equals the expected step T-1-t at every "
+            "step", source=STRUCTURAL)
     if not clean:
         return None
     if not _short(leaf).startswith("d") and ok[0] and all(s is False for s in ok[1:]):
@@ -275,6 +283,21 @@ def _time_pattern(leaf: str, got: np.ndarray, want: np.ndarray, ok: list[bool | 
             evidence=f"{_short(leaf)} is right for the last step, wrong for every earlier "
             "one", source=STRUCTURAL)
     return None
+
+
+def _reversed(got: np.ndarray, want: np.ndarray, atol: float, rtol: float, axis: int) -> bool:
+    """``got`` is ``want`` with its steps along ``axis`` in reverse order, where that differs
+    from ``want`` at every step but a middle one (a sequence symmetric in time proves
+    nothing)."""
+    if got.shape != want.shape or got.shape[axis] < 2:
+        return False
+    flipped = np.flip(want, axis=axis)
+    if not _close(got, flipped, atol, rtol):
+        return False
+    steps = want.shape[axis]
+    middle = {steps // 2} if steps % 2 else set()
+    return all(not _close(np.take(flipped, t, axis=axis), np.take(want, t, axis=axis), atol, rtol)
+               for t in range(steps) if t not in middle)
 
 
 def _fed_initial_state(leaf: str, got: np.ndarray, axis: int, atol: float, rtol: float,

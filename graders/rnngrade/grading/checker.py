@@ -24,9 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rnngrade.diagnosis.aliasing import in_place_diagnosis, parameter_names
+from rnngrade.diagnosis.carried import CarriedSlip, carried_slips_of, explain_carried
 from rnngrade.diagnosis.localise import localise_check
 from rnngrade.diagnosis.mutants import SOURCE, Mutant
 from rnngrade.diagnosis.reach import AttemptLog, Reach, called_names
+from rnngrade.diagnosis.rewrites import Rewrite, explain_rewrites, rewrites_of
 from rnngrade.diagnosis.slips import Slip, explain_slips, slips_of
 from rnngrade.diagnosis.structural import explain_unmatched
 from rnngrade.errors import SuiteError
@@ -277,22 +279,29 @@ class Checker:
         if not isinstance(module, types.ModuleType):
             return []
         slips = slips_of(module, _function_of(name))
-        if not slips:
+        carried = carried_slips_of(module, _function_of(name))
+        rewrites = rewrites_of(module, _function_of(name))
+        if not slips and not carried and not rewrites:
             return []
         helpers = getattr(self.reference.runner, "helpers", None)
 
-        def run(slip: Slip) -> Any:
+        def run(slip: Slip | CarriedSlip | Rewrite) -> Any:
             self._check_time()  # outside the try: the grader's time running out ends it
             proxy = ModuleProxy(InProcessRunner(slip.module, helpers=helpers), "reference")
-            index = slips.index(slip)
+            index = (f"slip {slips.index(slip)}" if isinstance(slip, Slip)
+                     else f"carried slip {carried.index(slip)}"
+                     if isinstance(slip, CarriedSlip) else f"rewrite {rewrites.index(slip)}")
             try:
-                return self._trusted(f"slip {index}",
-                                     self._key(f"{name} slip {index}", probe, args),
+                return self._trusted(index, self._key(f"{name} {index}", probe, args),
                                      lambda: probe(proxy, *promote_args(args)), read_only=True)
             except Exception:  # noqa: BLE001 - a slip that fails on these inputs: none
                 return None
 
-        return explain_slips(slips, run, got, want, [c.name for c in failed], tol, name, names)
+        return (explain_slips(slips, run, got, want, [c.name for c in failed], tol, name, names)
+                or explain_carried(carried, run, got, want, [c.name for c in failed], tol,
+                                   name, names)
+                or explain_rewrites(rewrites, run, got, want, [c.name for c in failed], tol,
+                                    name, names))
 
     def _localised(self, student: Any, name: str, probe: Probe, args: tuple, promote: bool,
                    oracle: Callable[..., Any] | None, comparisons: list[Comparison],

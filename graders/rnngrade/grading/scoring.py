@@ -109,7 +109,9 @@ def rank_diagnoses(failures: Sequence[CaseResult], cases: Sequence[CaseResult] =
     edits = _ranked(failures, lambda d: d.source == EDIT and d.name not in refuted)
     inside = _ranked(failures, lambda d: d.source == LOCALISED)  # where inside: an addition
     if not named:
-        located = localise_cases(cases, timed, structure)
+        # an edit says what is wrong where the pattern of cases says only where: the pattern
+        # is no headline beside it
+        located = None if edits else localise_cases(cases, timed, structure)
         if located is not None:
             return [*edits, located, *inside], located.hint
         return [*edits, *inside], next((c.hint for c in failures if c.hint), "")

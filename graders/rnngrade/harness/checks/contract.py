@@ -1,8 +1,9 @@
 """Contract slips: the right numbers returned in the wrong form.
 
 A failed check whose values are right once the result is put in the form the function promises
-(its returned entries in the promised order, an array with or without a length-1 axis or with
-its axes in another order, the precision of the inputs) names that slip. Every rule compares
+(its returned entries in the promised order, an array with or without a length-1 axis, with
+its axes in another order or merged, an array one axis shorter with every entry it has right,
+the precision of the inputs) names that slip. Every rule compares
 every entry it speaks about, and only arrays with enough distinct non-zero entries count, so a
 coincidence (two zero arrays of one shape swapped) never names one.
 
@@ -27,6 +28,8 @@ from rnngrade.harness.checks.tolerance import FLOAT32, Tolerance
 REORDERED = "outputs_in_another_order"
 AXES = "shape_differs_by_length_one_axes"
 AXES_ORDER = "axes_in_another_order"
+MERGED = "axes_merged"
+STEPS_MISSING = "steps_missing_along_an_axis"
 LOW_PRECISION = "computed_in_lower_precision"
 
 MAX_ORDER_ITEMS = 6  # permutations of at most 720 orders
@@ -68,7 +71,9 @@ def explain_contract(got: Any, want: Any, failed: list[Comparison], tol: Toleran
         slip = None
         if comparison.problem == "shape":
             slip = (_axes(g, w, tol, comparison.name)
-                    or _axes_order(g, w, tol, comparison.name))
+                    or _axes_order(g, w, tol, comparison.name)
+                    or merged_axes(g, w, tol, comparison.name)
+                    or steps_missing(g, w, tol, comparison.name))
         elif comparison.problem == "dtype":
             slip = _precision(g, w, comparison.name)
         elif comparison.problem == "values" and _close(g, w, FLOAT32):
@@ -131,6 +136,67 @@ def _axes_order(got: np.ndarray, want: np.ndarray, tol: Tolerance, leaf: str
         "axis the function promises for time.",
         evidence=f"every entry of {leaf} equals the expected one once its axes are put in the "
         "expected order")
+
+
+def merged_axes(got: np.ndarray, want: np.ndarray, tol: Tolerance, leaf: str
+                 ) -> ContractSlip | None:
+    """``got`` is ``want`` with two or more neighbouring axes merged into one, entries in
+    order (``(B, T·H)`` for ``(B, T, H)``: ``torch.cat`` of the steps where ``torch.stack`` was
+    promised, a ``reshape`` that flattens)."""
+    if got.ndim >= want.ndim or got.size != want.size or got.ndim == 0:
+        return None
+    for start in range(want.ndim):
+        for stop in range(start + 2, want.ndim + 1):
+            shape = (*want.shape[:start], int(np.prod(want.shape[start:stop])),
+                     *want.shape[stop:])
+            if shape != got.shape:
+                continue
+            if not _close(got, want.reshape(got.shape), tol):
+                return None
+            merged = [str(axis) for axis in range(start, stop)]
+            axes = f"{', '.join(merged[:-1])} and {merged[-1]}"
+            return ContractSlip(
+                MERGED, f"{leaf} has shape {got.shape} where {want.shape} is expected: axes "
+                f"{axes} are merged into one (the pieces concatenated where they should be "
+                "stacked along a new axis); its values are right",
+                hint="Only the layout is wrong: put the pieces along a new axis "
+                "(torch.stack / np.stack) instead of joining them along an existing one "
+                "(torch.cat / np.concatenate), or reshape to the shape the function promises.",
+                evidence=f"every entry of {leaf} equals the expected one once reshaped to "
+                f"{want.shape}")
+    return None
+
+
+def steps_missing(got: np.ndarray, want: np.ndarray, tol: Tolerance, leaf: str
+                   ) -> ContractSlip | None:
+    """``got`` is ``want`` with the last (or first) entries along one axis left out (a loop
+    that stops one step early, or starts one late): every entry it has right, and not also
+    right with the other end left out."""
+    if got.ndim != want.ndim or got.size == 0:
+        return None
+    differ = [axis for axis in range(got.ndim) if got.shape[axis] != want.shape[axis]]
+    if len(differ) != 1:
+        return None
+    axis = differ[0]
+    kept, length = got.shape[axis], want.shape[axis]
+    if kept >= length:
+        return None
+    first, last = list(range(kept)), list(range(length - kept, length))
+    for where, taken, other in (("last", first, last), ("first", last, first)):
+        if _close(got, np.take(want, taken, axis=axis), tol) \
+                and not _close(got, np.take(want, other, axis=axis), tol):
+            count = length - kept
+            what = "entry is" if count == 1 else f"{count} entries are"
+            step = "step" if count == 1 else f"{count} steps"
+            return ContractSlip(
+                STEPS_MISSING, f"{leaf} has {kept} entries along axis {axis} where {length} "
+                f"are expected: its {where} {what} missing (the {where} {step} of a loop?); "
+                "the entries it has are right",
+                hint="Every entry you return is right, but some are missing: check the range "
+                "of your loop (range(T), not range(T - 1) or range(1, T)) and what you collect.",
+                evidence=f"{leaf} equals the expected one without its {where} "
+                f"{'entry' if count == 1 else f'{count} entries'} along axis {axis}")
+    return None
 
 
 def _precision(got: np.ndarray, want: np.ndarray, leaf: str) -> ContractSlip | None:

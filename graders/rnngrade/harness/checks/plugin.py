@@ -9,6 +9,7 @@ the grader the same fixture returns a proxy for the submission under grading ins
 from __future__ import annotations
 
 import re
+import types
 from collections import defaultdict
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -19,6 +20,7 @@ import pytest
 
 from rnngrade.harness import markers
 from rnngrade.harness.checks.arguments import WriteCheckingProxy
+from rnngrade.harness.checks.callees import failed_callees, note
 from rnngrade.harness.checks.compare import CheckFailure
 from rnngrade.harness.checks.mistakes import explain
 from rnngrade.harness.checks.seeding import seed_everything, seed_from_name
@@ -205,7 +207,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     summary = short_failure(call.excinfo.value)
     if summary is None:
         return
-    if not summary["diagnosis"]:
+    proxy = _local_proxy(item) if call.when == "call" else None
+    module = getattr(proxy.runner, "module", None) if proxy is not None else None
+    function, blamed = (failed_callees(item, module) if isinstance(module, types.ModuleType)
+                        else ("", []))
+    if blamed:  # a mistake of a function it calls: none of its own is named
+        summary["diagnosis"] = []
+        summary["hint"] = note(function, blamed)
+    elif not summary["diagnosis"]:
         summary["diagnosis"] = explain_public_failure(call.excinfo.value, item)
     summary["diagnosis"] += [w for w in item.stash.get(_WRITES, [])
                              if w not in summary["diagnosis"] and w not in summary["message"]]
