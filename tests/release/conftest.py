@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from rnngrade.labs import available_labs
+from rnngrade.labs import available_labs, get_lab
 from rnngrade.release import build_release
 from tests.shared_public_fixtures import share_public_fixtures
 
@@ -45,6 +45,14 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
             build_release(out, grading_workflow=True)
             built.touch()
     return out
+
+
+@pytest.fixture
+def lab1_vectors_shared(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """lab1's public vectors computed once per test run for the tests that release lab1 alone
+    (the whole release, maybe built in another worker, computed them already)."""
+    share_public_fixtures(get_lab("lab1"), tmp_path_factory.getbasetemp().parent
+                          / "public-fixtures")
 
 
 @pytest.fixture
