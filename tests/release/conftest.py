@@ -17,8 +17,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from rnngrade.labs import available_labs
+from rnngrade.labs import available_labs, get_lab
 from rnngrade.release import build_release
+from tests.shared_public_fixtures import share_public_fixtures
 
 PUBLIC_LABS = [lab for lab in available_labs()
                if any(lab.assignment_dir().glob("test_*_public.py"))]
@@ -39,9 +40,19 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if not built.exists():
             shutil.rmtree(shared, ignore_errors=True)  # what a failed build left
+            for lab in PUBLIC_LABS:  # tests/test_generated.py asks for the same vectors
+                share_public_fixtures(lab, shared.parent / "public-fixtures")
             build_release(out, grading_workflow=True)
             built.touch()
     return out
+
+
+@pytest.fixture
+def lab1_vectors_shared(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """lab1's public vectors computed once per test run for the tests that release lab1 alone
+    (the whole release, maybe built in another worker, computed them already)."""
+    share_public_fixtures(get_lab("lab1"), tmp_path_factory.getbasetemp().parent
+                          / "public-fixtures")
 
 
 @pytest.fixture

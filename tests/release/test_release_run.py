@@ -137,7 +137,8 @@ def test_the_student_readme_explains_install_tests_failures_and_submission(relea
     assert "{{" not in readme and "{%" not in readme
 
 
-def test_a_second_release_replaces_the_first_and_keeps_the_git_folder(tmp_path):
+def test_a_second_release_replaces_the_first_and_keeps_the_git_folder(tmp_path,
+                                                                       lab1_vectors_shared):
     out = tmp_path / "repo"
     build_release(out, [get_lab("lab1")], verify=False)
     (out / ".git").mkdir()
@@ -160,7 +161,7 @@ def test_a_folder_that_is_not_a_release_is_refused(tmp_path):
     assert (tmp_path / "thesis.tex").read_text() == "precious"
 
 
-def test_the_command_line_releases_the_labs_asked_for(tmp_path, capsys):
+def test_the_command_line_releases_the_labs_asked_for(tmp_path, capsys, lab1_vectors_shared):
     assert main(["release", "--out", str(tmp_path / "r"), "--lab", "lab1",
                  "--torch-version", "2.13.0"]) == ExitCode.OK
     assert "released lab1 into" in capsys.readouterr().out
