@@ -96,7 +96,8 @@ def test_a_new_lab_grades_without_engine_changes(toy: Path, tmp_path: Path):
     submission.write_text("def double(x):\n    return x + x\n\n\ndef halve(x):\n    return x\n")
     result = grade_isolated(submission, "lab90", device="cpu", inprocess=True)
     scores = {t.name: (t.score, t.max_score) for t in result.tests}
-    assert scores == {"test_double": (3.0, 3.0), "test_halve": (0.0, 1.0)}
+    assert scores == {"test_double": (3.0, 3.0), "test_halve": (0.0, 1.0)}, \
+        [(t.name, t.message) for t in result.tests]
     assert result.lab_title == "Toy: doubling"
 
 

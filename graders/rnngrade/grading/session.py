@@ -68,6 +68,19 @@ def _no_plugin_autoload() -> Iterator[None]:
             os.environ[name] = saved
 
 
+SUITE_PACKAGE = "graders.suites"  # the name of a hidden suite's modules: its path from the root
+
+
+def _forget_suite_modules() -> None:
+    """Drop the hidden suites' modules from ``sys.modules`` before a session collects: pytest
+    names a test module by its path from the course's root and reuses a module already imported
+    under that name, so a second course in this process, or an edited suite collected again,
+    would run the test functions of the first."""
+    for name in [n for n in sys.modules if n == SUITE_PACKAGE or n.startswith(f"{SUITE_PACKAGE}.")
+                 or n == "graders"]:
+        del sys.modules[name]
+
+
 def report_sections(item: pytest.Item) -> list[tuple[str, str, str]]:
     """The ``(when, key, content)`` output sections captured for ``item`` so far."""
     return list(item._report_sections)
@@ -76,6 +89,7 @@ def report_sections(item: pytest.Item) -> list[tuple[str, str, str]]:
 def run_fresh(args: list[str], plugins: list[object], log: io.StringIO, what: str) -> None:
     """Run ``pytest.main(args)`` with ``plugins``, its terminal output into ``log``; SuiteError
     when the session itself did not run (internal, usage error, interrupted)."""
+    _forget_suite_modules()
     with contextlib.redirect_stdout(log), _no_plugin_autoload():
         code = pytest.main(args, plugins=plugins)
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR,
@@ -101,6 +115,7 @@ class ReusableSession:
         log = io.StringIO()
         with _streams_kept(), contextlib.redirect_stdout(log):
             try:
+                _forget_suite_modules()
                 with _no_plugin_autoload():
                     config = _prepareconfig(args, plugins=plugins)
             except Exception as exc:
