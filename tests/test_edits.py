@@ -208,12 +208,20 @@ def test_a_case_localised_to_the_same_value_without_the_edit_refutes_it():
 def test_the_new_edits_name_a_value_they_alone_give(formula, student):
     """np.minimum for np.maximum, a np.sqrt left out, rows taken from the other end: each
     found by one edit of the formula, evaluated on the captured values."""
-    from rnngrade.diagnosis.edits import evaluate
-
     rng = np.random.default_rng(1)
     values = {"x": rng.standard_normal((3, 4)), "y": rng.standard_normal((3, 4)),
               "z": rng.standard_normal((7, 4)), "k": np.array([4.0])}
-    pool = Quantities(["x", "y", "z"], values, {})
+    assert_one_edit_explains(formula, student, values, ["x", "y", "z"])
+
+
+def assert_one_edit_explains(formula: str, student: str, values: dict[str, np.ndarray],
+                             operands: list[str]) -> None:
+    """The student's formula, evaluated on ``values``, is found as the one edit of the course's
+    (``operands``: the quantities an edit may substitute), and nothing explains a value off
+    from it by 1e-3."""
+    from rnngrade.diagnosis.edits import evaluate
+
+    pool = Quantities(operands, values, {})
     tree = ast.parse(formula, mode="eval").body
     correct = evaluate(tree, values)
     mine = evaluate(ast.parse(student, mode="eval").body, values)

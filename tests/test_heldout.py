@@ -11,16 +11,12 @@ from __future__ import annotations
 
 import ast
 import functools
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from rnngrade.diagnosis.mutants import load_mutant_table, strip_markers
-from rnngrade.grading.engine import grade
 from rnngrade.labs import get_lab
-from rnngrade.results.model import GradeResult
 
 from .data.heldout.variants import HELDOUT
 from .data.unseen.variants import UNSEEN, Unseen
@@ -29,8 +25,9 @@ from .test_unseen import (
     NAMED,
     NAMED_SHARE,
     _report,
+    graded,
     grader_verdict,
-    public_verdict,
+    public_verdicts,
     variant_source,
 )
 
@@ -105,15 +102,6 @@ def test_each_variant_is_a_new_edit_of_its_reference(variant: Unseen):
     assert tree not in _known_trees(), (variant.name, _known_trees().get(tree))
 
 
-@functools.cache
-def _graded(name: str, root: str) -> GradeResult:
-    variant = next(v for v in HELDOUT if v.name == name)
-    folder = Path(root) / name
-    folder.mkdir()
-    (folder / get_lab(variant.lab).filename).write_text(variant_source(variant))
-    return grade(folder, variant.lab, inprocess=True, device="cpu")
-
-
 @pytest.fixture(scope="module")
 def graded_root(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(tmp_path_factory.mktemp("heldout"))
@@ -125,7 +113,7 @@ def graded_root(tmp_path_factory: pytest.TempPathFactory) -> str:
 def test_the_grader_never_misleads_on_a_heldout_variant(variant: Unseen, graded_root: str):
     """The wrong function loses points and no headline names a mistake it does not make; one
     the data do not mark unnamed is named exactly."""
-    result = _graded(variant.name, graded_root)
+    result = graded(variant, graded_root)
     assert any(t.score < t.max_score for t in result.tests), variant.name
     verdict = grader_verdict(variant, result)
     assert verdict != MISLEADING
@@ -135,7 +123,7 @@ def test_the_grader_never_misleads_on_a_heldout_variant(variant: Unseen, graded_
 # every variant graded: about five minutes on one core
 @pytest.mark.slow
 def test_the_grader_names_the_heldout_mistakes(graded_root: str, capsys: pytest.CaptureFixture):
-    verdicts = {v: grader_verdict(v, _graded(v.name, graded_root)) for v in HELDOUT}
+    verdicts = {v: grader_verdict(v, graded(v, graded_root)) for v in HELDOUT}
     with capsys.disabled():
         print("\n" + _report("grader, held-out one-bug variants:", verdicts))
         cells = [v for v in HELDOUT if v.kind == 1 and v.function in CELL_BACKWARD]
@@ -149,18 +137,7 @@ def test_the_grader_names_the_heldout_mistakes(graded_root: str, capsys: pytest.
 @pytest.mark.slow
 def test_the_public_tests_never_mislead_on_the_heldout_mistakes(course_copy: Path,
                                                                  capsys: pytest.CaptureFixture):
-    verdicts: dict[Unseen, str] = {}
-    for variant in HELDOUT:
-        lab = get_lab(variant.lab)
-        stub = lab.stub_path(course_copy)
-        original = stub.read_text()
-        stub.write_text(variant_source(variant))
-        output = subprocess.run(
-            [sys.executable, "-m", "pytest", f"assignments/{lab.name}", "-q", "-p",
-             "no:randomly", "-p", "no:cacheprovider"],
-            cwd=course_copy, capture_output=True, text=True, timeout=600).stdout
-        stub.write_text(original)
-        verdicts[variant] = public_verdict(variant, output)
+    verdicts = public_verdicts(HELDOUT, course_copy)
     with capsys.disabled():
         print("\n" + _report("public tests, held-out one-bug variants:", verdicts))
     assert {v.name for v, c in verdicts.items() if c == MISLEADING} <= set(PUBLIC_GENERIC)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from rnngrade.diagnosis.carried import SUMMED, TWICE, carried_slips_of, explain_carried
-from rnngrade.diagnosis.edits import Quantities, evaluate, explaining_edit
+from rnngrade.diagnosis.edits import evaluate
 from rnngrade.diagnosis.mutants import load_source_as_module
 from rnngrade.diagnosis.structural import REVERSED, localise_check
 from rnngrade.grading.scoring import rank_diagnoses
@@ -26,6 +26,8 @@ from rnngrade.harness.checks.contract import (
 )
 from rnngrade.harness.checks.tolerance import Tolerance
 from rnngrade.results.model import CaseResult, Diagnosis, DiagnosisSource, Outcome
+
+from .test_edits import assert_one_edit_explains
 
 TOL = Tolerance(1e-10, 1e-8, "float64 arithmetic on the same values: rounding only")
 
@@ -43,13 +45,7 @@ def test_an_edit_names_a_value_it_alone_gives(formula: str, student: str):
               "a": rng.standard_normal((4, 5)), "x": rng.standard_normal((3, 5)),
               "z": rng.standard_normal((4, 5)), "g": rng.standard_normal((4, 5)),
               "b": rng.standard_normal((4, 1))}
-    pool = Quantities(list(values), values, {})
-    tree = ast.parse(formula, mode="eval").body
-    correct = evaluate(tree, values)
-    mine = evaluate(ast.parse(student, mode="eval").body, values)
-    found = explaining_edit(tree, pool, correct, mine, 1e-10, 1e-8)
-    assert found is not None and ast.unparse(found.edit.formula) == student
-    assert explaining_edit(tree, pool, correct, mine + 1e-3, 1e-10, 1e-8) is None
+    assert_one_edit_explains(formula, student, values, list(values))
 
 
 def test_the_courses_softmax_is_evaluated_over_columns():

@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -76,9 +77,9 @@ def public_verdict(variant: Unseen, output: str) -> str:
 
 
 @functools.cache
-def graded(name: str, root: str) -> GradeResult:
-    variant = next(v for v in UNSEEN if v.name == name)
-    folder = Path(root) / name
+def graded(variant: Unseen, root: str) -> GradeResult:
+    """The variant graded in-process on the CPU, in a folder under ``root`` (once)."""
+    folder = Path(root) / variant.name
     folder.mkdir()
     (folder / get_lab(variant.lab).filename).write_text(variant_source(variant))
     return grade(folder, variant.lab, inprocess=True, device="cpu")
@@ -120,7 +121,7 @@ def test_the_variants_are_new_and_one_bug_each():
 def test_the_grader_names_the_unseen_mistakes(tmp_path, capsys):
     verdicts: dict[Unseen, str] = {}
     for variant in UNSEEN:
-        result = graded(variant.name, str(tmp_path))
+        result = graded(variant, str(tmp_path))
         wrong = {t.name for t in result.tests if t.score < t.max_score}
         assert wrong, variant.name  # a mistake: some test loses points
         verdicts[variant] = grader_verdict(variant, result)
@@ -133,21 +134,28 @@ def test_the_grader_names_the_unseen_mistakes(tmp_path, capsys):
         {v.name for v in UNSEEN if v.unnamed}
 
 
-# every variant through its lab's public tests: about five minutes
-@pytest.mark.slow
-def test_the_public_tests_never_mislead_on_the_unseen_mistakes(course_copy, capsys):
+def public_verdicts(variants: Iterable[Unseen], course: Path) -> dict[Unseen, str]:
+    """Each variant's class when its lab's public tests run on it (pasted into the stub of the
+    course copy at ``course``, then put back)."""
     verdicts: dict[Unseen, str] = {}
-    for variant in UNSEEN:
+    for variant in variants:
         lab = get_lab(variant.lab)
-        stub = lab.stub_path(course_copy)
+        stub = lab.stub_path(course)
         original = stub.read_text()
         stub.write_text(variant_source(variant))
         output = subprocess.run(
             [sys.executable, "-m", "pytest", f"assignments/{lab.name}", "-q", "-p",
              "no:randomly", "-p", "no:cacheprovider"],
-            cwd=course_copy, capture_output=True, text=True, timeout=600).stdout
+            cwd=course, capture_output=True, text=True, timeout=600).stdout
         stub.write_text(original)
         verdicts[variant] = public_verdict(variant, output)
+    return verdicts
+
+
+# every variant through its lab's public tests: about five minutes
+@pytest.mark.slow
+def test_the_public_tests_never_mislead_on_the_unseen_mistakes(course_copy, capsys):
+    verdicts = public_verdicts(UNSEEN, course_copy)
     with capsys.disabled():
         print("\n" + _report("public tests, unseen one-bug variants:", verdicts))
     assert MISLEADING not in verdicts.values()

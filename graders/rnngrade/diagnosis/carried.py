@@ -21,16 +21,17 @@ from __future__ import annotations
 import ast
 import copy
 import types
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from rnngrade.diagnosis.mutants import SOURCE
-from rnngrade.diagnosis.structural import float_leaves
-from rnngrade.harness.checks.evidence import informative
+from rnngrade.diagnosis.rewriting import (
+    PerReference,
+    definition_of,
+    load_rewritten,
+    loads,
+    reproducing,
+)
 from rnngrade.harness.checks.tolerance import Tolerance
 from rnngrade.results.model import Diagnosis, DiagnosisSource
 
@@ -54,28 +55,16 @@ class CarriedSlip:
 def carried_slips_of(reference: types.ModuleType, function: str) -> tuple[CarriedSlip, ...]:
     """The carried-value slips of ``reference``'s ``function`` (none when it has no loop that
     carries a state), kept with the reference module they were built from."""
-    built = _BUILT.setdefault(reference, {})
-    if function not in built:
-        built[function] = _slips(reference, function)
-    return built[function]
+    return _BUILT.get(reference, function, _slips)
 
 
-_BUILT: weakref.WeakKeyDictionary[types.ModuleType, dict[str, tuple[CarriedSlip, ...]]] = \
-    weakref.WeakKeyDictionary()
+_BUILT: PerReference[CarriedSlip] = PerReference()
 
 
 def _slips(reference: types.ModuleType, function: str) -> tuple[CarriedSlip, ...]:
-    source = reference.__dict__.get(SOURCE)
-    if not isinstance(source, str):
+    definition = definition_of(reference, function)
+    if definition is None:
         return ()
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return ()
-    found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function]
-    if len(found) != 1:
-        return ()
-    definition = found[0]
     slips: list[CarriedSlip] = []
     for position, loop in enumerate(definition.body):
         if not isinstance(loop, ast.For):
@@ -90,15 +79,11 @@ def _slips(reference: types.ModuleType, function: str) -> tuple[CarriedSlip, ...
             if state not in before or not _read_before(loop, index, state):
                 continue
             for added in [ast.Name(state, ast.Load()), *_fed_with(loop, state)]:
-                module = _load(reference, _added_to(definition, position, index, added))
+                module = load_rewritten(
+                    reference, _added_to(definition, position, index, added), "carried slip")
                 if module is not None:
                     slips.append(CarriedSlip(function, module, state, ast.unparse(added)))
     return tuple(slips)
-
-
-def _loads(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-               for n in ast.walk(node))
 
 
 def _read_before(loop: ast.For, index: int, state: str) -> bool:
@@ -108,7 +93,7 @@ def _read_before(loop: ast.For, index: int, state: str) -> bool:
     if any(isinstance(n, ast.Name) and n.id == state and isinstance(n.ctx, ast.Store)
            for s in others for n in ast.walk(s)):
         return False
-    return any(_loads(s, state) for s in loop.body[:index])
+    return any(loads(s, state) for s in loop.body[:index])
 
 
 def _fed_with(loop: ast.For, state: str) -> list[ast.expr]:
@@ -120,7 +105,7 @@ def _fed_with(loop: ast.For, state: str) -> list[ast.expr]:
                 continue
             for mine, other in ((argument.right, argument.left),
                                 (argument.left, argument.right)):
-                if isinstance(mine, ast.Name) and mine.id == state and not _loads(other, state) \
+                if isinstance(mine, ast.Name) and mine.id == state and not loads(other, state) \
                         and ast.unparse(other) not in {ast.unparse(t) for t in terms}:
                     terms.append(other)
     return terms
@@ -137,50 +122,13 @@ def _added_to(definition: ast.FunctionDef, position: int, index: int, added: ast
     return rewritten
 
 
-def _load(reference: types.ModuleType, definition: ast.FunctionDef) -> types.ModuleType | None:
-    """The reference module with ``definition`` in place of its function (trusted code)."""
-    module = types.ModuleType(f"{reference.__name__}_carried")
-    module.__dict__.update(reference.__dict__)
-    try:
-        code = compile(ast.fix_missing_locations(ast.Module([definition], [])),
-                       f"<carried slip of {definition.name}>", "exec")
-        exec(code, module.__dict__)
-    except Exception:  # noqa: BLE001 - a rewriting that does not compile is no slip
-        return None
-    return module
-
-
-def _close(a: np.ndarray, b: np.ndarray, tol: Tolerance) -> bool:
-    return a.shape == b.shape and bool(np.all(np.isfinite(a)) and np.all(
-        np.abs(a - b) <= tol.atol + tol.rtol * np.abs(b)))
-
-
 def explain_carried(slips: tuple[CarriedSlip, ...], run: Callable[[CarriedSlip], Any],
                     got: Any, want: Any, failing: list[str], tol: Tolerance, name: str,
                     names: tuple[str, ...] | None) -> list[Diagnosis]:
     """The slip that reproduces the student's values on this case (see the module docstring):
     ``run(slip)`` is the check's result with the slipped reference (None: it failed)."""
-    if not slips or not failing:
-        return []
-    leaves_want = float_leaves(want, name, names)
-    leaves_got = float_leaves(got, name, names, {k: v.shape for k, v in leaves_want.items()})
-    if any(leaf not in leaves_got for leaf in failing):
-        return []
-    # the failing outputs with enough distinct entries to tell the slip from a coincidence; the
-    # others need only agree with it, as every output must
-    telling = [leaf for leaf in failing if informative(leaves_want[leaf], tol.atol)]
-    if not telling:
-        return []
-    for slip in slips:
-        result = run(slip)
-        if result is None:
-            continue
-        theirs = float_leaves(result, name, names)
-        if all(leaf in theirs and not _close(theirs[leaf], leaves_want[leaf], tol)
-               for leaf in telling) and all(
-                k in theirs and _close(g, theirs[k], tol) for k, g in leaves_got.items()):
-            return [_diagnosis(slip)]
-    return []
+    slip = next(reproducing(slips, run, got, want, failing, tol, name, names), None)
+    return [] if slip is None else [_diagnosis(slip)]
 
 
 def _diagnosis(slip: CarriedSlip) -> Diagnosis:

@@ -21,16 +21,11 @@ from __future__ import annotations
 import ast
 import copy
 import types
-import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from rnngrade.diagnosis.mutants import SOURCE
-from rnngrade.diagnosis.structural import float_leaves
-from rnngrade.harness.checks.evidence import informative
+from rnngrade.diagnosis.rewriting import PerReference, definition_of, load_rewritten, reproducing
 from rnngrade.harness.checks.tolerance import Tolerance
 from rnngrade.results.model import Diagnosis, DiagnosisSource
 
@@ -57,34 +52,22 @@ class Rewrite:
 def rewrites_of(reference: types.ModuleType, function: str) -> tuple[Rewrite, ...]:
     """The rewritings of ``reference``'s ``function`` when it uses ``torch`` (none otherwise:
     a NumPy function's values are localised and edited instead), at most ``MAX_REWRITES``."""
-    built = _BUILT.setdefault(reference, {})
-    if function not in built:
-        built[function] = _rewrites(reference, function)
-    return built[function]
+    return _BUILT.get(reference, function, _rewrites)
 
 
-_BUILT: weakref.WeakKeyDictionary[types.ModuleType, dict[str, tuple[Rewrite, ...]]] = \
-    weakref.WeakKeyDictionary()
+_BUILT: PerReference[Rewrite] = PerReference()
 
 
 def _rewrites(reference: types.ModuleType, function: str) -> tuple[Rewrite, ...]:
-    source = reference.__dict__.get(SOURCE)
-    if not isinstance(source, str):
+    definition = definition_of(reference, function)
+    if definition is None or not any(isinstance(n, ast.Name) and n.id == "torch"
+                                     for n in ast.walk(definition)):
         return ()
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return ()
-    found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function]
-    if len(found) != 1 or not any(isinstance(n, ast.Name) and n.id == "torch"
-                                  for n in ast.walk(found[0])):
-        return ()
-    definition = found[0]
     made: list[Rewrite] = []
     for kind, statement, rewritten in _candidates(definition):
         if len(made) >= MAX_REWRITES:
             break
-        module = _load(reference, rewritten)
+        module = load_rewritten(reference, rewritten, "rewrite")
         if module is not None:
             made.append(Rewrite(function, module, kind, ast.unparse(statement),
                                 ast.unparse(_statement_at(rewritten, statement))))
@@ -178,48 +161,12 @@ def _without_term(definition: ast.FunctionDef, index: int, term: int) -> ast.Fun
     return rewritten
 
 
-def _load(reference: types.ModuleType, definition: ast.FunctionDef) -> types.ModuleType | None:
-    """The reference module with ``definition`` in place of its function (trusted code)."""
-    module = types.ModuleType(f"{reference.__name__}_rewritten")
-    module.__dict__.update(reference.__dict__)
-    try:
-        code = compile(ast.fix_missing_locations(ast.Module([definition], [])),
-                       f"<rewrite of {definition.name}>", "exec")
-        exec(code, module.__dict__)
-    except Exception:  # noqa: BLE001 - a rewriting that does not compile is none
-        return None
-    return module
-
-
-def _close(a: np.ndarray, b: np.ndarray, tol: Tolerance) -> bool:
-    return a.shape == b.shape and bool(np.all(np.isfinite(a)) and np.all(
-        np.abs(a - b) <= tol.atol + tol.rtol * np.abs(b)))
-
-
 def explain_rewrites(rewrites: tuple[Rewrite, ...], run: Callable[[Rewrite], Any], got: Any,
                      want: Any, failing: list[str], tol: Tolerance, name: str,
                      names: tuple[str, ...] | None) -> list[Diagnosis]:
     """The one rewriting that reproduces the student's values on this case (see the module
     docstring); ``run(rewrite)`` is the check's result with it (None: it failed)."""
-    if not rewrites or not failing:
-        return []
-    leaves_want = float_leaves(want, name, names)
-    leaves_got = float_leaves(got, name, names, {k: v.shape for k, v in leaves_want.items()})
-    if any(leaf not in leaves_got for leaf in failing):
-        return []
-    telling = [leaf for leaf in failing if informative(leaves_want[leaf], tol.atol)]
-    if not telling:
-        return []
-    found: list[Rewrite] = []
-    for rewrite in rewrites:
-        result = run(rewrite)
-        if result is None:
-            continue
-        theirs = float_leaves(result, name, names)
-        if all(leaf in theirs and not _close(theirs[leaf], leaves_want[leaf], tol)
-               for leaf in telling) and all(
-                k in theirs and _close(g, theirs[k], tol) for k, g in leaves_got.items()):
-            found.append(rewrite)
+    found = list(reproducing(rewrites, run, got, want, failing, tol, name, names))
     if len({(r.kind, r.new) for r in found}) != 1:
         return []  # none, or two different rewritings: name neither
     return [_diagnosis(found[0])]

@@ -39,14 +39,19 @@ import ast
 import copy
 import re
 import types
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from rnngrade.diagnosis.mutants import SOURCE
+from rnngrade.diagnosis.rewriting import (
+    PerReference,
+    close,
+    definition_of,
+    load_rewritten,
+    loads,
+)
 from rnngrade.diagnosis.structural import LAST_STEP_EARLY, float_leaves
 from rnngrade.harness.checks.evidence import informative
 from rnngrade.harness.checks.tolerance import Tolerance
@@ -87,28 +92,16 @@ def slips_of(reference: types.ModuleType, function: str) -> tuple[Slip, ...]:
     """The slips of ``reference``'s ``function``: of each loop in its body that carries a
     state or adds to a sum (none when it has no such loop). Kept with the reference module
     they were built from (a lab's assets hold it; new assets, new module, built anew)."""
-    built = _BUILT.setdefault(reference, {})
-    if function not in built:
-        built[function] = _slips(reference, function)
-    return built[function]
+    return _BUILT.get(reference, function, _slips)
 
 
-_BUILT: weakref.WeakKeyDictionary[types.ModuleType, dict[str, tuple[Slip, ...]]] = \
-    weakref.WeakKeyDictionary()
+_BUILT: PerReference[Slip] = PerReference()
 
 
 def _slips(reference: types.ModuleType, function: str) -> tuple[Slip, ...]:
-    source = reference.__dict__.get(SOURCE)
-    if not isinstance(source, str):
+    definition = definition_of(reference, function)
+    if definition is None:
         return ()
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return ()
-    found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function]
-    if len(found) != 1:
-        return ()
-    definition = found[0]
     parameters = {a.arg for a in (*definition.args.posonlyargs, *definition.args.args,
                                   *definition.args.kwonlyargs)}
     slips: list[Slip] = []
@@ -122,18 +115,19 @@ def _slips(reference: types.ModuleType, function: str) -> tuple[Slip, ...]:
             if isinstance(start, ast.Name) and start.id in parameters:
                 continue  # a state that starts from a parameter: "fed a0"
             rewritten = _not_carried(definition, position, state, initial[state])
-            module = _load(reference, rewritten)
+            module = load_rewritten(reference, rewritten, "slip")
             if module is not None:
                 slips.append(Slip(function, module, state, ast.unparse(initial[state]),
                                   tuple(s for s in states if s != state)))
         returned = [v for v in states if any(
-            _loads(r, v) for r in definition.body[position + 1:] if isinstance(r, ast.Return))]
+            loads(r, v) for r in definition.body[position + 1:] if isinstance(r, ast.Return))]
         if returned:
-            module = _load(reference, _returned_early(definition, position, returned))
+            module = load_rewritten(
+                reference, _returned_early(definition, position, returned), "slip")
             if module is not None:
                 slips.append(Slip(function, module, early=tuple(returned)))
         for listed in _last_entries_returned(definition, position):
-            module = _load(reference, _entry_early(definition, position, listed))
+            module = load_rewritten(reference, _entry_early(definition, position, listed), "slip")
             if module is not None:
                 slips.append(Slip(function, module, listed=listed))
         slips += _sums_and_calls(reference, definition, position)
@@ -150,21 +144,22 @@ def _sums_and_calls(reference: types.ModuleType, definition: ast.FunctionDef,
     totals = _accumulated(loop)
     if totals:
         for never in (False, True):
-            module = _load(reference, _not_accumulated(definition, position, never))
+            module = load_rewritten(
+                reference, _not_accumulated(definition, position, never), "slip")
             if module is not None:
                 slips.append(Slip(definition.name, module, totals=totals, never_added=never))
     passed = {a.arg for a in (*definition.args.posonlyargs, *definition.args.args,
                               *definition.args.kwonlyargs)}
     for index, update in enumerate(_updates(loop)):
-        module = _load(reference, _without_update(definition, position, index))
+        module = load_rewritten(reference, _without_update(definition, position, index), "slip")
         if module is not None:
             slips.append(Slip(definition.name, module, dropped=ast.unparse(update)))
     for index, kept, other in _collected(loop):
-        module = _load(reference, _collecting(definition, position, index, other))
+        module = load_rewritten(reference, _collecting(definition, position, index, other), "slip")
         if module is not None:
             slips.append(Slip(definition.name, module, collected=(kept, other)))
     for call, i, j in _swappable(loop, reference, passed):
-        module = _load(reference, _swapped(definition, position, call, i, j))
+        module = load_rewritten(reference, _swapped(definition, position, call, i, j), "slip")
         callee = _parameters(reference, call)
         if module is not None and callee is not None:
             slips.append(Slip(definition.name, module, swapped=(call, callee[i], callee[j])))
@@ -238,14 +233,10 @@ def _calls(loop: ast.For) -> list[ast.Call]:
 def _parameters(reference: types.ModuleType, name: str) -> list[str] | None:
     """The positional parameter names of the module's own function ``name`` (read off the
     reference's source; None when it is not one of its functions)."""
-    source = reference.__dict__.get(SOURCE)
-    if not isinstance(source, str):
+    definition = definition_of(reference, name)
+    if definition is None:
         return None
-    found = [n for n in ast.parse(source).body
-             if isinstance(n, ast.FunctionDef) and n.name == name]
-    if len(found) != 1:
-        return None
-    return [a.arg for a in (*found[0].args.posonlyargs, *found[0].args.args)]
+    return [a.arg for a in (*definition.args.posonlyargs, *definition.args.args)]
 
 
 def _swappable(loop: ast.For, reference: types.ModuleType, passed: set[str]
@@ -307,17 +298,12 @@ def _stores(node: ast.AST, name: str) -> bool:
                for n in ast.walk(node))
 
 
-def _loads(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-               for n in ast.walk(node))
-
-
 def _carried(loop: ast.For, name: str) -> bool:
     """Whether the loop reads ``name`` before it sets it, and sets it (a state)."""
     for statement in loop.body:
         if _stores(statement, name):
-            return _loads(statement, name)
-        if _loads(statement, name):
+            return loads(statement, name)
+        if loads(statement, name):
             return any(_stores(s, name) for s in loop.body)
     return False
 
@@ -446,29 +432,11 @@ def _not_accumulated(definition: ast.FunctionDef, position: int, never: bool = F
     return rewritten
 
 
-def _load(reference: types.ModuleType, definition: ast.FunctionDef) -> types.ModuleType | None:
-    """The reference module with ``definition`` in place of its function (trusted code)."""
-    module = types.ModuleType(f"{reference.__name__}_slip")
-    module.__dict__.update(reference.__dict__)
-    try:
-        code = compile(ast.fix_missing_locations(ast.Module([definition], [])),
-                       f"<slip of {definition.name}>", "exec")
-        exec(code, module.__dict__)
-    except Exception:  # noqa: BLE001 - a rewriting that does not compile is no slip
-        return None
-    return module
-
-
 # ------------------------------------------------------------------ naming
 
 def _short(leaf: str) -> str:
     match = re.search(r"\['([^']+)'\]$", leaf)
     return match.group(1) if match else leaf
-
-
-def _close(a: np.ndarray, b: np.ndarray, tol: Tolerance) -> bool:
-    return a.shape == b.shape and bool(np.all(np.isfinite(a)) and np.all(
-        np.abs(a - b) <= tol.atol + tol.rtol * np.abs(b)))
 
 
 def explain_slips(slips: tuple[Slip, ...], run: Callable[[Slip], Any], got: Any, want: Any,
@@ -497,17 +465,17 @@ def explain_slips(slips: tuple[Slip, ...], run: Callable[[Slip], Any], got: Any,
         theirs = float_leaves(result, name, names)
         if slip.totals and not slip.never_added:
             overwritten[slip.totals] = theirs
-        if not all(leaf in theirs and _close(leaves_got[leaf], theirs[leaf], tol)
-                   and not _close(theirs[leaf], leaves_want[leaf], tol) for leaf in failing):
+        if not all(leaf in theirs and close(leaves_got[leaf], theirs[leaf], tol)
+                   and not close(theirs[leaf], leaves_want[leaf], tol) for leaf in failing):
             continue
         last = overwritten.get(slip.totals) if slip.never_added else None
-        if last is not None and all(leaf in last and _close(leaves_got[leaf], last[leaf], tol)
+        if last is not None and all(leaf in last and close(leaves_got[leaf], last[leaf], tol)
                                     for leaf in failing):
             continue  # the last step's contribution is zero here: overwritten or never added?
         if not all(slip.never_added or informative(theirs[leaf], tol.atol)
                    for leaf in telling):
             continue
-        if whole and not all(k in theirs and _close(g, theirs[k], tol)
+        if whole and not all(k in theirs and close(g, theirs[k], tol)
                              for k, g in leaves_got.items()):
             continue  # a state not carried changes what it changes: all of it must agree
         return [_diagnosis(slip, [_short(leaf) for leaf in failing])]

@@ -26,9 +26,10 @@ from typing import Any
 from rnngrade.diagnosis.aliasing import in_place_diagnosis, parameter_names
 from rnngrade.diagnosis.carried import CarriedSlip, carried_slips_of, explain_carried
 from rnngrade.diagnosis.localise import localise_check
-from rnngrade.diagnosis.mutants import SOURCE, Mutant
+from rnngrade.diagnosis.mutants import Mutant
 from rnngrade.diagnosis.reach import AttemptLog, Reach, called_names
 from rnngrade.diagnosis.rewrites import Rewrite, explain_rewrites, rewrites_of
+from rnngrade.diagnosis.rewriting import definition_of
 from rnngrade.diagnosis.slips import Slip, explain_slips, slips_of
 from rnngrade.diagnosis.structural import explain_unmatched
 from rnngrade.errors import SuiteError
@@ -326,17 +327,11 @@ class Checker:
     def _straight(self, function: str) -> bool:
         """Whether the reference's ``function`` runs without a loop (read off its source)."""
         module = getattr(self.reference.runner, "module", None)
-        source = getattr(module, SOURCE, None) if module is not None else None
-        if not isinstance(source, str):
-            return False
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            return False
-        found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function]
-        return len(found) == 1 and not any(
+        definition = definition_of(module, function) if isinstance(module, types.ModuleType) \
+            else None
+        return definition is not None and not any(
             isinstance(n, ast.For | ast.While | ast.AsyncFor | ast.comprehension)
-            for n in ast.walk(found[0]))
+            for n in ast.walk(definition))
 
     def _explained(self, explain: Callable[[], None]) -> bool:
         """Run ``explain`` (a diagnosis) on the grader's time: False when that ran out first,
