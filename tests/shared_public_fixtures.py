@@ -5,9 +5,9 @@ pytest-xdist worker.
 release build (tests/release) and the staleness check (tests/test_generated.py) ask for the same
 pair, often in two workers. The first worker to ask for a lab computes it under a lock in the
 folder the workers' temporary folders share and pickles it there; the others wait for it and put
-it in their own process's cache under the same key (the lab, the course root and the digest of
-every input file), so what they check is what ``public_fixtures`` would compute. The grader's disk
-cache is not used: authoring may not import grading (docs/ARCHITECTURE.md).
+it in their own process's cache through ``public_fixtures``'s ``kept_in`` (named by the lab and the
+digest of every input file), so what they check is what ``public_fixtures`` would compute. The
+grader's disk cache is not used: authoring may not import grading (docs/ARCHITECTURE.md).
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from __future__ import annotations
 import fcntl
 import os
 import pickle
+from collections.abc import Callable
 from pathlib import Path
 
-from rnngrade.authoring import generate
+from rnngrade.authoring.generate import FixturePair, public_fixtures
 from rnngrade.labs import Lab
 from rnngrade.paths import course_root
 
@@ -28,19 +29,19 @@ def share_public_fixtures(lab: Lab, shared: Path) -> None:
     process's own cache is enough."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
-    root = course_root()
-    digest = generate._inputs_digest(lab, root)
-    key = (lab.name, str(root), digest)
-    if key in generate._FIXTURES:
-        return
     shared.mkdir(parents=True, exist_ok=True)
-    stored = shared / f"{lab.name}-{digest}.pickle"
-    with open(shared / f"{lab.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if stored.exists():
-            generate._FIXTURES[key] = pickle.loads(stored.read_bytes())
-            return
-        pair = generate.public_fixtures(lab, root)
-        partial = stored.with_suffix(".partial")
-        partial.write_bytes(pickle.dumps(pair))
-        partial.replace(stored)
+
+    def kept(name: str, compute: Callable[[], FixturePair]) -> FixturePair:
+        stored = shared / f"{name}.pickle"
+        with open(shared / f"{lab.name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            if stored.exists():
+                pair: FixturePair = pickle.loads(stored.read_bytes())
+                return pair
+            pair = compute()
+            partial = stored.with_suffix(".partial")
+            partial.write_bytes(pickle.dumps(pair))
+            partial.replace(stored)
+            return pair
+
+    public_fixtures(lab, course_root(), kept_in=kept)

@@ -16,7 +16,7 @@ import stat
 import tempfile
 import warnings
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -225,23 +225,34 @@ def _zip(files: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
-def public_fixtures(lab: Lab, root: Path | None = None) -> tuple[Generated | None,
-                                                                 Generated | None]:
+def public_fixtures(lab: Lab, root: Path | None = None, *,
+                    kept_in: Callable[[str, Callable[[], FixturePair]], FixturePair] | None = None
+                    ) -> FixturePair:
     """(``vectors_for``, ``fingerprints_for``) of ``lab``, computed on one torch thread, once
     per process for the same inputs (every file of the lab's solution and suite folders: the
     reference, its public cases, the mutants, ``lab.yaml``); the release and the staleness
-    check ask for the same pair."""
+    check ask for the same pair.
+
+    kept_in: on a miss in this process, ``kept_in(name, compute)`` gives the pair (``name``
+    says the lab and the digest of its inputs: a store shared by several processes keeps it
+    under that name, and calls ``compute`` when it has none)."""
     root = root or course_root()
-    key = (lab.name, str(root), _inputs_digest(lab, root))
+    digest = _inputs_digest(lab, root)
+    key = (lab.name, str(root), digest)
     if key not in _FIXTURES:
-        with _one_torch_thread(lab):
-            vectors = vectors_for(lab, root)
-            mistakes = fingerprints_for(lab, root, vectors) if vectors is not None else None
-        _FIXTURES[key] = (vectors, mistakes)
+        def compute() -> FixturePair:
+            with _one_torch_thread(lab):
+                vectors = vectors_for(lab, root)
+                mistakes = fingerprints_for(lab, root, vectors) if vectors is not None else None
+            return vectors, mistakes
+
+        _FIXTURES[key] = compute() if kept_in is None else kept_in(f"{lab.name}-{digest}",
+                                                                   compute)
     return _FIXTURES[key]
 
 
-_FIXTURES: dict[tuple[str, str, str], tuple[Generated | None, Generated | None]] = {}
+FixturePair = tuple["Generated | None", "Generated | None"]
+_FIXTURES: dict[tuple[str, str, str], FixturePair] = {}
 
 
 def _inputs_digest(lab: Lab, root: Path) -> str:
